@@ -1,0 +1,79 @@
+"""The measured workload of one device in one window, and its IOAZ class.
+
+These are the names of DESIGN.md: every other part of ioaz (decide, metrics, sim, lab) speaks
+in these two types, so their fields are the `ioazctl observe --json` contract.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+PROCESS_BUCKETS = ("1", "4", "8", "16+")
+PATTERNS = ("sequential", "random")
+MODES = ("read", "write")
+
+
+@dataclass(frozen=True)
+class WorkloadClass:
+    """IOAZ section 3.3: processes 1|4|8|16+ x sequential|random x read|write."""
+
+    processes: str
+    pattern: str
+    mode: str
+
+    def __post_init__(self) -> None:
+        if self.processes not in PROCESS_BUCKETS:
+            raise ValueError(f"processes bucket {self.processes!r} not one of {PROCESS_BUCKETS}")
+        if self.pattern not in PATTERNS:
+            raise ValueError(f"pattern {self.pattern!r} not one of {PATTERNS}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode {self.mode!r} not one of {MODES}")
+
+    def as_dict(self) -> dict[str, str]:
+        return {"processes": self.processes, "pattern": self.pattern, "mode": self.mode}
+
+    def __str__(self) -> str:
+        return f"{self.processes}/{self.pattern}/{self.mode}"
+
+
+@dataclass
+class WindowFeatures:
+    """Rates and ratios of one device over one window (the delta of two cumulative snapshots).
+
+    Ratios are 0..1; None means "not measurable by this source" (diskstats has no seq_ratio or
+    processes) or "nothing happened" (no requests: no latency percentile).
+    """
+
+    device: str
+    window_s: float
+    iops: float
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    read_ratio: Optional[float]
+    seq_ratio: Optional[float]
+    processes: Optional[int]
+    avg_depth: Optional[float]
+    mean_size_bytes: Optional[float]
+    p50_latency_s: Optional[float]
+    p99_latency_s: Optional[float]
+    merge_ratio: Optional[float]
+    source: str = "bpf"
+    workload_class: Optional[WorkloadClass] = None
+    # Not part of the observe line, but kept for metrics and the simulator:
+    requests: int = 0
+    latency_hist: dict[int, int] = field(default_factory=dict)  # log2 ns bucket -> count
+    size_hist: dict[int, int] = field(default_factory=dict)     # log2 bytes bucket -> count
+
+    OBSERVE_FIELDS = (
+        "device", "window_s", "iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio",
+        "seq_ratio", "processes", "avg_depth", "mean_size_bytes", "p50_latency_s",
+        "p99_latency_s", "merge_ratio",
+    )
+
+    def observe_dict(self) -> dict[str, Any]:
+        """The JSON line of `ioazctl observe --json`, exactly the DESIGN.md fields."""
+        d = asdict(self)
+        out: dict[str, Any] = {k: d[k] for k in self.OBSERVE_FIELDS}
+        out["class"] = self.workload_class.as_dict() if self.workload_class else None
+        out["source"] = self.source
+        return out
