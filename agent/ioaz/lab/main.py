@@ -1,0 +1,39 @@
+"""`ioaz-lab`: the laboratory commands (sim, bench, record, calibrate, derive, train).
+
+Each subcommand lives in its own module under ioaz.lab and registers itself in SUBCOMMANDS as
+`name -> "module:function"`; the module is imported only when its subcommand runs, so the light
+commands never pay for numpy, matplotlib or scikit-learn.
+
+A subcommand module provides `add_arguments(parser)` and `run(args) -> int`.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Optional, Sequence
+
+# name -> (module, one-line help). Add a line here when you add a subcommand module.
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "bench": ("ioaz.lab.bench", "run benchmark suites and print/report numbers"),
+}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="ioaz-lab", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    # Only the chosen subcommand's module is imported.
+    chosen = next((a for a in argv if not a.startswith("-")), None)
+    for name, (module, help_text) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        if name == chosen:
+            importlib.import_module(module).add_arguments(p)
+    args = parser.parse_args(argv)
+    mod = importlib.import_module(SUBCOMMANDS[args.command][0])
+    return int(mod.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
