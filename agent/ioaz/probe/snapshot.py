@@ -1,0 +1,60 @@
+"""Cumulative counters of one device at one instant, whatever the source.
+
+A Snapshot is what a probe source returns once a window; the classify package turns two of them
+into WindowFeatures. Fields a source cannot measure are None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .layout import LAT_SLOTS, N_DIRS, SIZE_SLOTS
+
+
+def _zeros(n: int) -> list[int]:
+    return [0] * n
+
+
+@dataclass
+class DeviceSnapshot:
+    name: str                       # whole-disk name, e.g. "loop0", "vda"
+    major: int
+    minor: int
+    t_ns: int                       # CLOCK_MONOTONIC when read
+    source: str                     # "bpf" | "diskstats"
+    issued: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
+    issued_bytes: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
+    completed: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
+    completed_bytes: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
+    bios: Optional[int] = None
+    bios_seq: Optional[int] = None
+    bio_merges: int = 0
+    rq_merges: int = 0
+    depth_sum: Optional[int] = None          # bpf: sum of in-flight counts seen at issue
+    time_in_queue_ms: Optional[int] = None   # diskstats: weighted ms doing I/O
+    lat_sum_ns: int = 0
+    lat_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
+    size_hist: list[int] = field(default_factory=lambda: _zeros(SIZE_SLOTS))
+    procs: Optional[dict[int, int]] = None   # tgid -> cumulative bios submitted
+
+    def add(self, other: "DeviceSnapshot") -> None:
+        """Fold another snapshot (a partition of this disk) into this one."""
+        for name in ("issued", "issued_bytes", "completed", "completed_bytes",
+                     "lat_hist", "size_hist"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            setattr(self, name, [a + b for a, b in zip(mine, theirs)])
+        for name in ("bios", "bios_seq", "depth_sum"):
+            a, b = getattr(self, name), getattr(other, name)
+            if b is not None:
+                setattr(self, name, (a or 0) + b)
+        self.bio_merges += other.bio_merges
+        self.rq_merges += other.rq_merges
+        self.lat_sum_ns += other.lat_sum_ns
+        if other.procs:
+            procs = self.procs if self.procs is not None else {}
+            for tgid, n in other.procs.items():
+                procs[tgid] = procs.get(tgid, 0) + n
+            self.procs = procs
+
+
+Snapshot = dict[str, DeviceSnapshot]
