@@ -1,0 +1,22 @@
+"""actuate: apply a scheduler, its knobs and queue settings to a block device through sysfs.
+
+    sysfs.py       reading and writing /sys/block/DEV attributes (root injectable), nothing else
+    actuator.py    apply / restore / restore_all / check_drift: order, retries, rollback, state
+    state.py       the originals of changed devices, one JSON file written atomically
+    recover.py     start-up after a crash: restore from a leftover state file
+    knob_rules.py  pure functions from features and device to knob values, each citing its source
+    bench.py       the queue stall of each scheduler switch under fio load
+"""
+from ioaz.actuate.actuator import Actuator, RetryPolicy
+from ioaz.actuate.knob_rules import DeviceInfo, tune
+from ioaz.actuate.recover import recover
+from ioaz.actuate.state import StateStore
+from ioaz.actuate.sysfs import BlockSysfs
+from ioaz.actuate.types import (
+    ActuationResult, Drift, QueueSettings, Realisation, RestoreResult, WriteStep,
+)
+
+__all__ = [
+    "Actuator", "RetryPolicy", "DeviceInfo", "tune", "recover", "StateStore", "BlockSysfs",
+    "ActuationResult", "Drift", "QueueSettings", "Realisation", "RestoreResult", "WriteStep",
+]
