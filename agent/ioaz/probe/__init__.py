@@ -1,0 +1,44 @@
+"""Probe sources: each gives a cumulative Snapshot per device once a window.
+
+open_source() prefers the eBPF probe and falls back to /proc/diskstats, saying why.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Optional, Protocol
+
+from .snapshot import DeviceSnapshot, Snapshot
+
+log = logging.getLogger("ioaz.probe")
+
+
+class Source(Protocol):
+    name: str
+
+    def read(self) -> Snapshot: ...
+
+    def close(self) -> None: ...
+
+
+def open_source(prefer: str = "auto") -> tuple[Source, Optional[str]]:
+    """The best source available, and the reason for falling back (None when BPF loaded).
+
+    prefer: "auto" (bpf, else diskstats), "bpf" (fail if unavailable), "diskstats".
+    """
+    from .bpf_source import BpfSource, ProbeUnavailable
+    from .diskstats_source import DiskstatsSource
+
+    if prefer == "diskstats":
+        return DiskstatsSource().open(), "diskstats requested"
+    try:
+        return BpfSource().open(), None
+    except ProbeUnavailable as e:
+        if prefer == "bpf":
+            raise
+        reason = f"BPF probe unavailable ({e}); using /proc/diskstats: no seq_ratio, " \
+                 "no processes, no latency percentiles"
+        log.warning(reason)
+        return DiskstatsSource().open(), reason
+
+
+__all__ = ["DeviceSnapshot", "Snapshot", "Source", "open_source"]

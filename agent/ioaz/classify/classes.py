@@ -1,0 +1,109 @@
+"""The IOAZ workload class of a window (Martens & Katchabaw, section 3.3), by thresholds.
+
+The thresholds live in decision_matrices/thresholds.yaml, not in code.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+from .types import PROCESS_BUCKETS, WindowFeatures, WorkloadClass
+
+DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[3] / "decision_matrices" / "thresholds.yaml"
+
+
+class ThresholdsError(ValueError):
+    """A thresholds file is wrong; the message names file:line and what was expected."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_process_share: float = 0.02
+    process_buckets: dict[str, int] = field(
+        default_factory=lambda: {"1": 2, "4": 5, "8": 11})
+    sequential_min_seq_ratio: float = 0.5
+    sequential_min_merge_ratio: float = 0.3
+    read_min_read_ratio: float = 0.5
+    min_requests: int = 10
+
+
+def _mark(node: yaml.Node, path: str) -> str:
+    return f"{path}:{node.start_mark.line + 1}"
+
+
+def load_thresholds(path: Optional[Path] = None) -> Thresholds:
+    """Read and check a thresholds file; errors name the file, the line and the bad value."""
+    path = Path(path or DEFAULT_THRESHOLDS)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ThresholdsError(f"{path}: cannot read: {e.strerror}") from e
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ThresholdsError(f"{where}: YAML syntax error: {getattr(e, 'problem', e)}") from e
+    if root is None:
+        return Thresholds()
+    if not isinstance(root, yaml.MappingNode):
+        raise ThresholdsError(f"{_mark(root, str(path))}: expected a mapping of settings")
+    defaults = Thresholds()
+    values: dict[str, Any] = {}
+    for knode, vnode in root.value:
+        key = knode.value
+        where = _mark(vnode, str(path))
+        if not hasattr(defaults, key):
+            raise ThresholdsError(f"{_mark(knode, str(path))}: unknown setting {key!r} "
+                                  f"(expected one of {sorted(defaults.__dataclass_fields__)})")
+        value = yaml.safe_load(yaml.serialize(vnode))
+        if key == "process_buckets":
+            if not isinstance(value, dict) or set(value) != {"1", "4", "8"} or not all(
+                    isinstance(v, int) and v > 0 for v in value.values()):
+                raise ThresholdsError(f"{where}: process_buckets must map \"1\", \"4\", \"8\" "
+                                      f"to positive whole numbers, got {value!r}")
+            if not value["1"] < value["4"] < value["8"]:
+                raise ThresholdsError(f"{where}: process_buckets bounds must increase, got "
+                                      f"{value!r}")
+        elif key in ("min_requests",):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ThresholdsError(f"{where}: {key} must be a whole number >= 0, "
+                                      f"got {value!r}")
+        else:
+            if not isinstance(value, (int, float)) or isinstance(value, bool) \
+                    or not 0 <= value <= 1:
+                raise ThresholdsError(f"{where}: {key} must be a number from 0 to 1, "
+                                      f"got {value!r}")
+            value = float(value)
+        values[key] = value
+    return Thresholds(**values)
+
+
+def process_bucket(n: int, t: Thresholds) -> str:
+    for bucket in PROCESS_BUCKETS[:-1]:
+        if n <= t.process_buckets[bucket]:
+            return bucket
+    return PROCESS_BUCKETS[-1]
+
+
+def classify(f: WindowFeatures, t: Thresholds) -> Optional[WorkloadClass]:
+    """The IOAZ class of a window, or None when there is too little I/O to judge."""
+    if f.requests < t.min_requests:
+        return None
+    if f.processes is not None:
+        procs = f.processes
+    else:
+        # diskstats cannot see processes: a synchronous process keeps about one request in
+        # flight, so the average depth stands in for the number of processes.
+        procs = max(1, round(f.avg_depth or 1))
+    if f.seq_ratio is not None:
+        sequential = f.seq_ratio >= t.sequential_min_seq_ratio
+    else:
+        sequential = (f.merge_ratio or 0.0) >= t.sequential_min_merge_ratio
+    read = (f.read_ratio if f.read_ratio is not None else 1.0) >= t.read_min_read_ratio
+    return WorkloadClass(processes=process_bucket(procs, t),
+                         pattern="sequential" if sequential else "random",
+                         mode="read" if read else "write")

@@ -1,0 +1,93 @@
+"""WindowFeatures: what one device did over one window, from two cumulative snapshots."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..probe.layout import DIRS
+from ..probe.snapshot import DeviceSnapshot
+from .counters import delta, delta_list, log2_percentile
+from .types import WindowFeatures
+
+READ, WRITE, DISCARD = DIRS.index("read"), DIRS.index("write"), DIRS.index("discard")
+
+
+def _ratio(num: float, den: float) -> Optional[float]:
+    return None if den <= 0 else max(0.0, min(1.0, num / den))
+
+
+def active_processes(new: Optional[dict[int, int]], old: Optional[dict[int, int]],
+                     min_share: float) -> Optional[int]:
+    """Processes that submitted at least `min_share` of the window's bios.
+
+    The share cut keeps a process that touched the device once (a shell, a monitoring agent,
+    the flusher with one inode) from moving a workload into a higher IOAZ process class.
+    """
+    if new is None:
+        return None
+    old = old or {}
+    per = {t: delta(n, old.get(t, 0)) for t, n in new.items()}
+    total = sum(per.values())
+    if total <= 0:
+        return 0
+    return sum(1 for n in per.values() if n > 0 and n >= min_share * total)
+
+
+def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
+                     min_process_share: float = 0.01) -> WindowFeatures:
+    """The features of the window between two snapshots of the same device."""
+    window_s = max((new.t_ns - old.t_ns) / 1e9, 1e-9)
+    done = delta_list(new.completed, old.completed)
+    done_bytes = delta_list(new.completed_bytes, old.completed_bytes)
+    issued = delta_list(new.issued, old.issued)
+    reads, writes = done[READ], done[WRITE]
+    # Data requests only: flushes carry no data and fio does not count them either.
+    data_reqs = reads + writes + done[DISCARD]
+    rw_bytes = done_bytes[READ] + done_bytes[WRITE]
+
+    seq_ratio = None
+    bios = None
+    if new.bios is not None and old.bios is not None:
+        bios = delta(new.bios, old.bios)
+        seq_ratio = _ratio(delta(new.bios_seq or 0, old.bios_seq or 0), bios)
+
+    merges = delta(new.bio_merges, old.bio_merges) + delta(new.rq_merges, old.rq_merges)
+    if bios is not None:
+        merge_ratio = _ratio(merges, bios)
+    else:  # diskstats: merged requests against requests that reached the device
+        merge_ratio = _ratio(merges, merges + data_reqs)
+
+    if new.depth_sum is not None and old.depth_sum is not None:
+        avg_depth = (delta(new.depth_sum, old.depth_sum) / sum(issued)) if sum(issued) else 0.0
+    elif new.time_in_queue_ms is not None and old.time_in_queue_ms is not None:
+        # Little's law, as iostat's aqu-sz: time-weighted requests in flight per ms.
+        avg_depth = delta(new.time_in_queue_ms, old.time_in_queue_ms) / (window_s * 1000)
+    else:
+        avg_depth = None
+
+    lat_hist = delta_list(new.lat_hist, old.lat_hist)
+    size_hist = delta_list(new.size_hist, old.size_hist)
+    p50 = log2_percentile(lat_hist, 0.50)
+    p99 = log2_percentile(lat_hist, 0.99)
+    if p50 is None and data_reqs and new.source == "diskstats":
+        # No distribution: the mean is the best we have for the median; no p99.
+        p50 = delta(new.lat_sum_ns, old.lat_sum_ns) / max(sum(done), 1)
+
+    return WindowFeatures(
+        device=new.name,
+        window_s=round(window_s, 6),
+        iops=data_reqs / window_s,
+        read_bytes_per_s=done_bytes[READ] / window_s,
+        write_bytes_per_s=done_bytes[WRITE] / window_s,
+        read_ratio=_ratio(reads, reads + writes),
+        seq_ratio=seq_ratio,
+        processes=active_processes(new.procs, old.procs, min_process_share),
+        avg_depth=avg_depth,
+        mean_size_bytes=(rw_bytes / (reads + writes)) if reads + writes else None,
+        p50_latency_s=None if p50 is None else p50 / 1e9,
+        p99_latency_s=None if p99 is None else p99 / 1e9,
+        merge_ratio=merge_ratio,
+        source=new.source,
+        requests=data_reqs,
+        latency_hist={i: n for i, n in enumerate(lat_hist) if n},
+        size_hist={i: n for i, n in enumerate(size_hist) if n},
+    )
