@@ -1,0 +1,150 @@
+"""The `decide` section of the ioazd config, and the loaded matrices and policies it names.
+
+Everything is validated at start-up and every problem is reported as FILE:LINE, so a bad
+config or matrix refuses to start instead of misbehaving at run time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from .located import Doc, DocPath, Issue, ValidationError, format_path
+from .matrix import Matrix, load_matrix
+from .policies import DEFAULT_POLICIES, PolicyTable, load_policies
+from .rules import GoalRule, Rule, rule_from_dict
+from .schema import Schema
+
+DEFAULT_MATRIX_DIR = DEFAULT_POLICIES.parent
+
+# Used when the config has no matrix_rules: IOAZ's own tables on disks that spin (and on
+# devices that do not say), the published-guidance matrix on SSD/NVMe.
+DEFAULT_RULES: tuple[Rule, ...] = (
+    Rule(0, {"min": "nonrotational-default.yaml", "max": "nonrotational-default.yaml",
+             "mean": "nonrotational-default.yaml", "throughput": "nonrotational-default.yaml",
+             "latency": "nonrotational-default.yaml"}, rotational=False),
+    Rule(1, {"min": "ioaz-table1-min.yaml", "max": "ioaz-table2-max.yaml",
+             "mean": "ioaz-table3-mean.yaml", "throughput": "rotational-throughput.yaml",
+             "latency": "rotational-latency.yaml"}),
+)
+
+
+@dataclass(frozen=True)
+class DecideConfig:
+    goal: str = "mean"
+    goals: tuple[GoalRule, ...] = ()
+    matrix_dir: Path = DEFAULT_MATRIX_DIR
+    policies_file: Path = DEFAULT_POLICIES
+    # Damping (policy.py). A switch needs the same verdict in hysteresis_windows consecutive
+    # judged windows, at least min_dwell_s on the current scheduler, and room in the hourly
+    # budget; windows within cooldown_s of a switch are not evidence (the switch itself
+    # disturbs what is measured).
+    hysteresis_windows: int = 3
+    min_dwell_s: float = 10.0
+    cooldown_s: float = 2.0
+    max_switches_per_hour: int = 12
+    # Too little to judge: below idle_iops the device is idle; below min_requests in a
+    # window the class is noise.
+    idle_iops: float = 1.0
+    min_requests: int = 20
+    matrix_rules: tuple[Rule, ...] = DEFAULT_RULES
+    file: str = "(defaults)"
+
+    def matrix_path(self, name: str) -> Path:
+        return self.matrix_dir / name
+
+
+@dataclass(frozen=True)
+class DecideContext:
+    """A validated config with every matrix its rules name, and the policy table."""
+
+    config: DecideConfig
+    matrices: dict[str, Matrix] = field(default_factory=dict)  # rule file name -> matrix
+    policies: Optional[PolicyTable] = None
+
+
+def config_from_doc(doc: Doc, path: DocPath = ("decide",),
+                    schema: Optional[Schema] = None) -> DecideConfig:
+    """Parse the decide section at `path` of a loaded config; relative paths in it are taken
+    from the config file's directory. Raises ValidationError (FILE:LINE) on any issue."""
+    schema = schema or Schema.load()
+    section: Any = doc.data
+    for p in path:
+        section = section.get(p) if isinstance(section, dict) else None
+    if section is None:
+        return DecideConfig(file=doc.file)
+    issues = schema.check(doc, "decide_config", path)
+    if issues:
+        raise ValidationError(issues)
+    base = Path(doc.file).parent
+    d: dict[str, Any] = section
+    defaults = DecideConfig()
+
+    def rel(v: Optional[str], default: Path) -> Path:
+        return default if v is None else (base / v if not Path(v).is_absolute() else Path(v))
+
+    rules = defaults.matrix_rules
+    if "matrix_rules" in d:
+        rules = tuple(rule_from_dict(i, r, doc.line(path + ("matrix_rules", i)))
+                      for i, r in enumerate(d["matrix_rules"]))
+    cfg = DecideConfig(
+        goal=d.get("goal", defaults.goal),
+        goals=tuple(GoalRule(g["device"], g["goal"]) for g in d.get("goals", [])),
+        matrix_dir=rel(d.get("matrix_dir"), defaults.matrix_dir),
+        policies_file=rel(d.get("policies"), defaults.policies_file),
+        hysteresis_windows=d.get("hysteresis_windows", defaults.hysteresis_windows),
+        min_dwell_s=float(d.get("min_dwell_s", defaults.min_dwell_s)),
+        cooldown_s=float(d.get("cooldown_s", defaults.cooldown_s)),
+        max_switches_per_hour=d.get("max_switches_per_hour", defaults.max_switches_per_hour),
+        idle_iops=float(d.get("idle_iops", defaults.idle_iops)),
+        min_requests=d.get("min_requests", defaults.min_requests),
+        matrix_rules=rules,
+        file=doc.file,
+    )
+    issues = []
+    if not cfg.policies_file.is_file():
+        issues.append(doc.issue(path + ("policies",), f"{format_path(path + ('policies',))}: "
+                                f"file not found (got {str(cfg.policies_file)!r}, expected an "
+                                "existing policies.yaml)"))
+    for rule in cfg.matrix_rules:
+        for goal, name in rule.matrices.items():
+            mpath = path + ("matrix_rules", rule.index, "matrices", goal)
+            if not cfg.matrix_path(name).is_file():
+                issues.append(doc.issue(mpath, f"{format_path(mpath)}: matrix file not found "
+                                               f"(got {name!r}, expected a file in "
+                                               f"{cfg.matrix_dir})"))
+    if issues:
+        raise ValidationError(issues)
+    return cfg
+
+
+def load_context(config: Union[DecideConfig, None] = None,
+                 schema: Optional[Schema] = None) -> DecideContext:
+    """Load and validate every matrix the rules name and the policy table; collect every
+    issue of every file before raising, so one start-up attempt shows them all."""
+    config = config or DecideConfig()
+    schema = schema or Schema.load()
+    issues: list[Issue] = []
+    matrices: dict[str, Matrix] = {}
+    policies: Optional[PolicyTable] = None
+    try:
+        policies = load_policies(config.policies_file, schema)
+    except ValidationError as e:
+        issues.extend(e.issues)
+    for rule in config.matrix_rules:
+        for goal, name in rule.matrices.items():
+            if name not in matrices:
+                try:
+                    matrices[name] = load_matrix(config.matrix_path(name), schema)
+                except ValidationError as e:
+                    issues.extend(i for i in e.issues if i not in issues)
+                    continue
+            m = matrices[name]
+            if goal not in m.tables:
+                issues.append(Issue(config.file, rule.line,
+                                    f"{rule.describe()}: goal {goal} mapped to {name}, which has "
+                                    f"no {goal} table (got goals {', '.join(m.goals)}, expected "
+                                    f"{goal})"))
+    if issues:
+        raise ValidationError(issues)
+    return DecideContext(config, matrices, policies)

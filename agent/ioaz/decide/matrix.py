@@ -1,0 +1,144 @@
+"""Decision matrices: load, validate (FILE:LINE), and look a workload class up.
+
+A matrix maps goal x workload class -> policy. Its `axes` say which parts of the class it
+uses: IOAZ Tables 1-3 use all three (processes/pattern/mode), Table 4 only processes.
+Every combination of the axes' values must have a cell, and every cell must name a source,
+so an administrator can always see why a policy was chosen.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from ..classify.types import MODES, PATTERNS, PROCESS_BUCKETS, WorkloadClass
+from .located import Doc, Issue, ValidationError, format_path, load_file
+from .schema import Schema
+
+AXIS_VALUES: dict[str, tuple[str, ...]] = {
+    "processes": PROCESS_BUCKETS,
+    "pattern": PATTERNS,
+    "mode": MODES,
+}
+AXIS_ORDER = ("processes", "pattern", "mode")
+GOALS = ("min", "max", "mean", "throughput", "latency")
+
+
+@dataclass(frozen=True)
+class Source:
+    key: str
+    cite: str
+    kind: str  # measured | published | judgement
+    url: Optional[str] = None
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Cell:
+    key: str          # e.g. "4/random/read"
+    policy: str
+    source: Source
+    note: Optional[str]
+    line: int         # where the cell is written, for `ioazctl explain`
+
+
+@dataclass(frozen=True)
+class Matrix:
+    path: str
+    name: str
+    axes: tuple[str, ...]
+    sources: dict[str, Source]
+    tables: dict[str, dict[str, Cell]]  # goal -> cell key -> cell
+
+    @property
+    def goals(self) -> tuple[str, ...]:
+        return tuple(self.tables)
+
+    def cell_key(self, wclass: WorkloadClass) -> str:
+        values = wclass.as_dict()
+        return "/".join(values[a] for a in self.axes)
+
+    def lookup(self, goal: str, wclass: WorkloadClass) -> Optional[Cell]:
+        """The cell for this goal and class, or None when this matrix has no such goal."""
+        table = self.tables.get(goal)
+        if table is None:
+            return None
+        return table[self.cell_key(wclass)]  # complete by validation
+
+
+def all_cell_keys(axes: tuple[str, ...]) -> list[str]:
+    return ["/".join(c) for c in itertools.product(*(AXIS_VALUES[a] for a in axes))]
+
+
+def load_matrix(path: Union[str, Path], schema: Optional[Schema] = None) -> Matrix:
+    """Load and fully validate one matrix file; raise ValidationError listing every issue."""
+    doc = load_file(path)
+    return matrix_from_doc(doc, schema or Schema.load())
+
+
+def matrix_from_doc(doc: Doc, schema: Schema) -> Matrix:
+    issues = schema.check(doc, "matrix")
+    if issues:
+        raise ValidationError(issues)
+    issues = _semantic_issues(doc)
+    if issues:
+        raise ValidationError(issues)
+    return _build(doc)
+
+
+def _semantic_issues(doc: Doc) -> list[Issue]:
+    d: dict[str, Any] = doc.data
+    out: list[Issue] = []
+    axes = tuple(d["axes"])
+    if list(axes) != [a for a in AXIS_ORDER if a in axes]:
+        out.append(doc.issue(("axes",), f"axes: wrong order (got {', '.join(axes)}, expected "
+                                        f"{', '.join(a for a in AXIS_ORDER if a in axes)})"))
+        return out
+    sources = d["sources"]
+    default = d.get("default_source")
+    if default is not None and default not in sources:
+        out.append(doc.issue(("default_source",),
+                             f"default_source: unknown source (got {default!r}, expected one "
+                             f"of {', '.join(sources)})"))
+    expected = all_cell_keys(axes)
+    for goal, cells in d["goals"].items():
+        gpath = ("goals", goal)
+        for key, cell in cells.items():
+            cpath = gpath + (key,)
+            if key not in expected:
+                out.append(doc.issue(cpath, f"{format_path(cpath)}: unknown cell (got {key!r}, "
+                                            f"expected a key like {expected[0]!r} for axes "
+                                            f"{'/'.join(axes)})", at_key=True))
+                continue
+            src = cell.get("source") if isinstance(cell, dict) else None
+            if src is not None and src not in sources:
+                out.append(doc.issue(cpath + ("source",),
+                                     f"{format_path(cpath + ('source',))}: unknown source (got "
+                                     f"{src!r}, expected one of {', '.join(sources)})"))
+            elif src is None and default is None:
+                out.append(doc.issue(cpath, f"{format_path(cpath)}: cell without a source (got "
+                                            "no source and no default_source, expected one)"))
+        missing = [k for k in expected if k not in cells]
+        if missing:
+            shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
+            out.append(doc.issue(gpath, f"{format_path(gpath)}: missing cells (got "
+                                        f"{len(cells)} of {len(expected)}, expected also "
+                                        f"{shown})"))
+    return out
+
+
+def _build(doc: Doc) -> Matrix:
+    d: dict[str, Any] = doc.data
+    sources = {k: Source(k, " ".join(v["cite"].split()), v["kind"], v.get("url"), v.get("note"))
+               for k, v in d["sources"].items()}
+    default = d.get("default_source")
+    tables: dict[str, dict[str, Cell]] = {}
+    for goal, cells in d["goals"].items():
+        table: dict[str, Cell] = {}
+        for key, cell in cells.items():
+            policy, src, note = (cell, default, None) if isinstance(cell, str) else (
+                cell["policy"], cell.get("source", default), cell.get("note"))
+            table[key] = Cell(key, policy, sources[src], note, doc.key_line(("goals", goal, key)))
+        tables[goal] = table
+    return Matrix(doc.file, d["name"], tuple(d["axes"]), sources, tables)

@@ -1,0 +1,68 @@
+"""Verdicts: the policy wanted in one window, and where that wish came from.
+
+The damping in policy.py only sees a Verdict, never how it was made: today a matrix
+lookup (MatrixVerdicts), later a trained classifier can implement the same Protocol
+(features -> policy) and the hysteresis, dwell, budget and pins stay as they are.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Protocol
+
+from ..classify.types import WindowFeatures
+from .matrix import Matrix
+from .rules import DeviceInfo, Rule, select_matrix
+
+
+@dataclass(frozen=True)
+class Verdict:
+    policy: Optional[str]            # None: no opinion this window (reason in text)
+    provider: str                    # "matrix", or e.g. "model:forest-v1"
+    goal: str
+    text: str                        # human explanation
+    matrix: Optional[str] = None     # matrix file path
+    cell: Optional[str] = None       # cell key, e.g. "4/random/read"
+    cell_line: Optional[int] = None  # where that cell is written
+    source: Optional[str] = None     # citation of the cell
+    source_kind: Optional[str] = None  # measured | published | judgement
+    rule: Optional[str] = None       # which matrix rule chose the matrix
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+class VerdictProvider(Protocol):
+    def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
+        """The policy this window's features call for on this device under this goal."""
+        ...
+
+
+class MatrixVerdicts:
+    """IOAZ's way: workload class -> cell of the matrix the rules pick for device and goal."""
+
+    def __init__(self, rules: tuple[Rule, ...], matrices: dict[str, Matrix]) -> None:
+        self.rules = rules
+        self.matrices = matrices
+
+    def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
+        choice = select_matrix(self.rules, device, goal)
+        if choice is None:
+            return Verdict(None, "matrix", goal,
+                           f"no matrix rule matches {device.name} for goal {goal}")
+        m = self.matrices[choice.file]
+        wclass = features.workload_class
+        if wclass is None:
+            return Verdict(None, "matrix", goal, "no workload class this window",
+                           matrix=m.path, rule=choice.rule.describe())
+        cell = m.lookup(goal, wclass)
+        if cell is None:  # config validation maps goals only to matrices that have them
+            return Verdict(None, "matrix", goal, f"{m.path} has no {goal} table",
+                           matrix=m.path, rule=choice.rule.describe())
+        kind = "" if cell.source.kind == "measured" else f", {cell.source.kind}"
+        return Verdict(
+            cell.policy, "matrix", goal,
+            f"class {wclass} -> {cell.policy} ({m.name} goal {goal} cell {cell.key}; "
+            f"source {cell.source.key}{kind})",
+            matrix=m.path, cell=cell.key, cell_line=cell.line, source=cell.source.cite,
+            source_kind=cell.source.kind, rule=choice.rule.describe(),
+        )
