@@ -13,10 +13,26 @@ from ioaz.actuate.recover import recover
 from ioaz.actuate.state import StateStore
 from ioaz.actuate.sysfs import BlockSysfs
 from ioaz.actuate.types import (
-    ActuationResult, Drift, QueueSettings, Realisation, RestoreResult, WriteStep,
+    ActuationResult,
+    Drift,
+    QueueSettings,
+    Realisation,
+    RestoreResult,
+    WriteStep,
 )
 
 __all__ = [
-    "Actuator", "RetryPolicy", "DeviceInfo", "tune", "recover", "StateStore", "BlockSysfs",
-    "ActuationResult", "Drift", "QueueSettings", "Realisation", "RestoreResult", "WriteStep",
+    "ActuationResult",
+    "Actuator",
+    "BlockSysfs",
+    "DeviceInfo",
+    "Drift",
+    "QueueSettings",
+    "Realisation",
+    "RestoreResult",
+    "RetryPolicy",
+    "StateStore",
+    "WriteStep",
+    "recover",
+    "tune",
 ]

@@ -13,13 +13,20 @@ import errno as errno_mod
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from ioaz.actuate import sysfs as sf
 from ioaz.actuate.knob_rules import DeviceInfo
 from ioaz.actuate.state import DEFAULT_STATE_DIR, StateStore
 from ioaz.actuate.types import (
-    ActuationResult, Drift, QueueSettings, Realisation, RestoreResult, Value, WriteStep, sysfs_text,
+    ActuationResult,
+    Drift,
+    QueueSettings,
+    Realisation,
+    RestoreResult,
+    Value,
+    WriteStep,
+    sysfs_text,
 )
 
 
@@ -46,8 +53,8 @@ def _errno_text(e: OSError) -> str:
 
 
 class Actuator:
-    def __init__(self, sysfs: Optional[sf.BlockSysfs] = None,
-                 state: Optional[StateStore] = None,
+    def __init__(self, sysfs: sf.BlockSysfs | None = None,
+                 state: StateStore | None = None,
                  retry: RetryPolicy = RetryPolicy(),
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.perf_counter) -> None:
@@ -83,7 +90,7 @@ class Actuator:
 
     def device_info(self, device: str, raid: bool = False) -> DeviceInfo:
         """What knob_rules needs to know about the device, read from sysfs."""
-        def num(key: str) -> Optional[int]:
+        def num(key: str) -> int | None:
             try:
                 return int(self.sysfs.read(device, key))
             except (OSError, ValueError):
@@ -129,7 +136,7 @@ class Actuator:
         return step
 
     def apply(self, device: str, realisation: Realisation,
-              queue: QueueSettings = QueueSettings()) -> ActuationResult:
+              queue: QueueSettings | None = None) -> ActuationResult:
         """Switch `device` to the realisation's scheduler, set its knobs, then the queue settings.
 
         Order (the knobs live under the scheduler, and a switch resets nr_requests): scheduler,
@@ -138,7 +145,7 @@ class Actuator:
         """
         res = ActuationResult(device=device)
         try:
-            self._apply(res, realisation, queue)
+            self._apply(res, realisation, queue or QueueSettings())
         except (OSError, ValueError) as e:
             res.fail(f"{device}: {e}")
         return res
@@ -159,28 +166,27 @@ class Actuator:
                      f"{' '.join(line.available) or 'nothing'})")
             return
 
-        wanted_queue: list[tuple[str, int]] = []
-        for key, val in ((sf.NR_REQUESTS, queue.nr_requests),
-                         (sf.READ_AHEAD_KB, queue.read_ahead_kb),
-                         (sf.QUEUE_DEPTH, queue.queue_depth)):
-            if val is None:
+        wanted_queue: list[tuple[str, Value]] = []
+        for key, maybe in ((sf.NR_REQUESTS, queue.nr_requests),
+                           (sf.READ_AHEAD_KB, queue.read_ahead_kb),
+                           (sf.QUEUE_DEPTH, queue.queue_depth)):
+            if maybe is None:
                 continue
             if not self.sysfs.has(device, key):
-                res.notes.append(f"{device}: no {key}, {key.split('/')[-1]}={val} not set")
+                res.notes.append(f"{device}: no {key}, {key.split('/')[-1]}={maybe} not set")
                 continue
-            wanted_queue.append((key, val))
+            wanted_queue.append((key, maybe))
 
         switching = line.active != real.scheduler
-        knob_plan = [(sf.knob_key(k), v) for k, v in real.knobs.items()]
+        knob_plan: list[tuple[str, Value]] = [(sf.knob_key(k), v) for k, v in real.knobs.items()]
         plan: list[tuple[str, Value]] = []
         if switching:
             plan.append((sf.SCHEDULER, real.scheduler))
-        for key, val in knob_plan + list(wanted_queue):
+        for key, val in knob_plan + wanted_queue:
             # A switch resets the new scheduler's knobs to its defaults and nr_requests to the
             # queue's default for that scheduler: after one, write everything asked for.
-            if switching:
-                plan.append((key, val))
-            elif not self.sysfs.has(device, key) or self._current(device, key) != sysfs_text(val):
+            if (switching or not self.sysfs.has(device, key)
+                    or self._current(device, key) != sysfs_text(val)):
                 plan.append((key, val))
         if not plan:
             self._remember(device, {}, switched=False)
@@ -250,7 +256,7 @@ class Actuator:
         res.scheduler_after = now
         self._remember(res.device, {sf.SCHEDULER: now} if now else {}, switched=now != previous)
 
-    def _remember(self, device: str, took: dict[str, Optional[str]], switched: bool) -> None:
+    def _remember(self, device: str, took: dict[str, str | None], switched: bool) -> None:
         """Record what we now own on the device, for check_drift().
 
         A switch changes values we did not write (nr_requests goes to the new scheduler's default,
@@ -292,7 +298,7 @@ class Actuator:
             if sched_changed and sf.is_knob_key(key):
                 continue
             try:
-                actual: Optional[str] = self._current(device, key)
+                actual: str | None = self._current(device, key)
             except (OSError, ValueError):
                 actual = None
             if actual != expected:

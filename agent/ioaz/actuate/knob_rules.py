@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Optional
 
-from ioaz.classify.types import WindowFeatures
 from ioaz.actuate.types import QueueSettings, Realisation, Value
+from ioaz.classify.types import WindowFeatures
 
 # mq-deadline's defaults (block/mq-deadline.c, also Carroll Table 2.2): reads expire after 500 ms,
 # writes after 5 s. The rule keeps their 1:10 ratio when it scales them.
@@ -39,9 +38,9 @@ class DeviceInfo:
     """What the rules need to know about a device (read by the caller, passed in)."""
 
     name: str
-    rotational: Optional[bool] = None
-    queue_depth: Optional[int] = None   # device/queue_depth (SCSI, RAID controllers)
-    hw_tags: Optional[int] = None       # blk-mq tags of hardware queue 0: requests accepted at once
+    rotational: bool | None = None
+    queue_depth: int | None = None   # device/queue_depth (SCSI, RAID controllers)
+    hw_tags: int | None = None       # blk-mq tags of hardware queue 0: requests accepted at once
     raid: bool = False                  # said by the configuration's device rules
 
     @property
@@ -58,7 +57,7 @@ class Tuning:
     reasons: list[str] = field(default_factory=list)
 
 
-def deadline_expiries(p99_latency_s: Optional[float],
+def deadline_expiries(p99_latency_s: float | None,
                       floor_ms: int = DEADLINE_READ_EXPIRE_MS,
                       ceiling_ms: int = DEADLINE_READ_EXPIRE_MAX_MS) -> dict[str, int]:
     """mq-deadline read_expire/write_expire scaled to the observed p99 latency.
@@ -78,7 +77,7 @@ def deadline_expiries(p99_latency_s: Optional[float],
     return {"read_expire": read_ms, "write_expire": read_ms * DEADLINE_WRITE_TO_READ}
 
 
-def is_random(features: WindowFeatures) -> Optional[bool]:
+def is_random(features: WindowFeatures) -> bool | None:
     """Random or sequential, from the class if classify gave one, else from seq_ratio."""
     if features.workload_class is not None:
         return features.workload_class.pattern == "random"
@@ -101,7 +100,7 @@ def bfq_slice_idle(features: WindowFeatures, device: DeviceInfo) -> dict[str, in
     return {}
 
 
-def raid_queue_depth(device: DeviceInfo) -> Optional[int]:
+def raid_queue_depth(device: DeviceInfo) -> int | None:
     """32 as the starting queue depth of a RAID controller (Carroll 5.4, 6.2).
 
     Only for a device the configuration calls RAID and that has a device/queue_depth to set; the
@@ -113,15 +112,17 @@ def raid_queue_depth(device: DeviceInfo) -> Optional[int]:
     return None
 
 
-def tune(realisation: Realisation, features: Optional[WindowFeatures],
-         device: DeviceInfo, queue: QueueSettings = QueueSettings()) -> Tuning:
+def tune(realisation: Realisation, features: WindowFeatures | None,
+         device: DeviceInfo, queue: QueueSettings | None = None) -> Tuning:
     """The knobs and queue settings to apply with `realisation`, each rule's reason recorded.
 
     The realisation's own knobs (from policies.yaml) and the queue settings passed in are the
     administrator's word and override the rules.
     """
+    queue = queue or QueueSettings()
     t = Tuning()
-    if features is not None and realisation.scheduler == "mq-deadline":
+    if features is not None and features.p99_latency_s is not None \
+            and realisation.scheduler == "mq-deadline":
         exp = deadline_expiries(features.p99_latency_s)
         if exp:
             t.knobs.update(exp)

@@ -14,7 +14,6 @@ import json
 import os
 import sys
 from dataclasses import asdict
-from typing import Optional
 
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.state import DEFAULT_STATE_DIR, StateStore
@@ -24,7 +23,7 @@ from ioaz.actuate.types import RestoreResult
 
 def recover(state_dir: str | os.PathLike[str] = DEFAULT_STATE_DIR,
             sysfs_root: str | os.PathLike[str] = "/sys",
-            actuator: Optional[Actuator] = None) -> list[RestoreResult]:
+            actuator: Actuator | None = None) -> list[RestoreResult]:
     """Restore every device of a leftover state file; [] when there is none (a clean start)."""
     act = actuator or Actuator(BlockSysfs(sysfs_root), StateStore(state_dir))
     if not act.state.path.exists():
@@ -32,7 +31,7 @@ def recover(state_dir: str | os.PathLike[str] = DEFAULT_STATE_DIR,
     return act.restore_all()
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ioaz.actuate.recover", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--state-dir", default=DEFAULT_STATE_DIR)

@@ -45,7 +45,9 @@ class StateStore:
         except json.JSONDecodeError as e:
             raise ValueError(f"{self.path}:{e.lineno}: corrupt state file: {e.msg}") from e
         if not isinstance(data, dict) or not isinstance(data.get("devices"), dict):
-            raise ValueError(f"{self.path}: expected an object with a 'devices' object")
+            # A corrupt file, like the JSON error above: same exception for the caller.
+            raise ValueError(  # noqa: TRY004
+                f"{self.path}: expected an object with a 'devices' object")
         return data["devices"]
 
     def get(self, device: str) -> dict[str, Any] | None:

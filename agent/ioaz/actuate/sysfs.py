@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 SCHEDULER = "queue/scheduler"
 IOSCHED_DIR = "queue/iosched"
@@ -105,25 +105,26 @@ class BlockSysfs:
     def knobs(self, device: str) -> dict[str, str]:
         """Every readable and writable knob of the active elevator, by key.
 
-        Read-only files are left out because restore() could not put them back anyway.
+        Read-only files (mode 0444) are left out because restore() could not put them back.
+        The owner's write bit is tested, not access(2): root passes access(2) for any file.
         """
         d = self.device_dir(device) / IOSCHED_DIR
         if not d.is_dir():
             return {}
         out: dict[str, str] = {}
         for p in sorted(d.iterdir()):
-            if p.is_file() and os.access(p, os.R_OK | os.W_OK):
+            if p.is_file() and p.stat().st_mode & stat.S_IWUSR:
                 out[knob_key(p.name)] = self.read(device, knob_key(p.name))
         return out
 
-    def dev_number(self, device: str) -> Optional[str]:
+    def dev_number(self, device: str) -> str | None:
         """MAJOR:MINOR, to tell a reused name (a new disk called sdb) from the one we saved."""
         try:
             return self.read(device, "dev")
         except OSError:
             return None
 
-    def hw_tags(self, device: str) -> Optional[int]:
+    def hw_tags(self, device: str) -> int | None:
         """How many requests the driver accepts at once (blk-mq tag depth of hardware queue 0)."""
         try:
             return int(self.read(device, "mq/0/nr_tags"))

@@ -6,8 +6,9 @@ device, the file and the value, so the loop can log it and move on.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Union
 
 Value = Union[str, int, float]
 
@@ -29,7 +30,7 @@ class Realisation:
     knobs: Mapping[str, Value] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "Realisation":
+    def from_dict(cls, d: Mapping[str, Any]) -> Realisation:
         return cls(scheduler=str(d["scheduler"]), knobs=dict(d.get("knobs") or {}))
 
 
@@ -37,12 +38,12 @@ class Realisation:
 class QueueSettings:
     """Device-level settings; None leaves the kernel's value alone."""
 
-    nr_requests: Optional[int] = None
-    read_ahead_kb: Optional[int] = None
-    queue_depth: Optional[int] = None
+    nr_requests: int | None = None
+    read_ahead_kb: int | None = None
+    queue_depth: int | None = None
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "QueueSettings":
+    def from_dict(cls, d: Mapping[str, Any]) -> QueueSettings:
         return cls(nr_requests=d.get("nr_requests"), read_ahead_kb=d.get("read_ahead_kb"),
                    queue_depth=d.get("queue_depth"))
 
@@ -55,11 +56,11 @@ class WriteStep:
     key: str            # relative to /sys/block/DEV, e.g. "queue/iosched/read_expire"
     path: str           # the full file name, for messages
     wanted: str
-    before: Optional[str] = None
-    got: Optional[str] = None
+    before: str | None = None
+    got: str | None = None
     ok: bool = False
-    errno: Optional[int] = None
-    error: Optional[str] = None
+    errno: int | None = None
+    error: str | None = None
     attempts: int = 0
     elapsed_s: float = 0.0   # the last write(2) alone: for queue/scheduler this is the stall
 
@@ -84,10 +85,10 @@ class ActuationResult:
     ok: bool = True
     steps: list[WriteStep] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    scheduler_before: Optional[str] = None
-    scheduler_after: Optional[str] = None
+    scheduler_before: str | None = None
+    scheduler_after: str | None = None
     switched: bool = False          # queue/scheduler was written and took
-    stall_s: Optional[float] = None  # time the write to queue/scheduler blocked (queue frozen)
+    stall_s: float | None = None  # time the write to queue/scheduler blocked (queue frozen)
     rolled_back: bool = False       # the switch failed and the previous scheduler was put back
     saved_originals: bool = False   # this call saved the device's originals (its first change)
     notes: list[str] = field(default_factory=list)  # things skipped on purpose, rule reasons
@@ -96,7 +97,7 @@ class ActuationResult:
         self.ok = False
         self.errors.append(msg)
 
-    def took(self) -> dict[str, Optional[str]]:
+    def took(self) -> dict[str, str | None]:
         """key -> the value read back after the write."""
         return {s.key: s.got for s in self.steps if s.ok}
 
@@ -125,7 +126,7 @@ class Drift:
     device: str
     key: str
     expected: str
-    actual: Optional[str]   # None: the file is gone (device removed, or the scheduler changed)
+    actual: str | None   # None: the file is gone (device removed, or the scheduler changed)
 
     def message(self) -> str:
         return (f"{self.device}: {self.key} is {self.actual!r}, ioaz last wrote "

@@ -1,0 +1,223 @@
+"""apply / restore / drift against the fake sysfs tree (the real one: tests/integration)."""
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import pytest
+from ioaz.actuate import sysfs as sf
+from ioaz.actuate.actuator import Actuator, RetryPolicy
+from ioaz.actuate.recover import recover
+from ioaz.actuate.state import StateStore
+from ioaz.actuate.types import QueueSettings, Realisation
+from test_actuate_fake_kernel import FakeKernel
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> FakeKernel:
+    k = FakeKernel(tmp_path / "sys")
+    k.add_device("sdb", active="mq-deadline", queue_depth=64, dev="8:16")
+    # An administrator's own tuning, which restore() must bring back.
+    k.write("sdb", sf.knob_key("read_expire"), "300")
+    k.write("sdb", sf.READ_AHEAD_KB, "4096")
+    k.log.clear()
+    return k
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def act(kernel: FakeKernel, tmp_path: Path, sleeps: list[float]) -> Actuator:
+    return Actuator(kernel, StateStore(tmp_path / "run"), sleep=sleeps.append)
+
+
+def test_apply_writes_scheduler_then_knobs_then_queue_settings(act: Actuator,
+                                                               kernel: FakeKernel) -> None:
+    r = act.apply("sdb", Realisation("bfq", {"slice_idle": 0}),
+                  QueueSettings(nr_requests=64, read_ahead_kb=128, queue_depth=32))
+    assert r.ok, r.errors
+    assert [k for _, k, _ in kernel.log] == [
+        sf.SCHEDULER, sf.knob_key("slice_idle"), sf.NR_REQUESTS, sf.READ_AHEAD_KB,
+        sf.QUEUE_DEPTH]
+    assert r.switched and r.scheduler_before == "mq-deadline" and r.scheduler_after == "bfq"
+    assert r.stall_s is not None and r.stall_s >= 0
+    assert r.took() == {sf.SCHEDULER: "bfq", sf.knob_key("slice_idle"): "0",
+                        sf.NR_REQUESTS: "64", sf.READ_AHEAD_KB: "128", sf.QUEUE_DEPTH: "32"}
+
+
+def test_originals_are_on_disk_before_the_first_write(act: Actuator, kernel: FakeKernel) -> None:
+    seen: list[dict] = []
+    kernel.on_write = lambda *_: seen.append(json.loads(act.state.path.read_text()))
+    act.apply("sdb", Realisation("kyber"), QueueSettings(read_ahead_kb=0))
+    original = seen[0]["devices"]["sdb"]
+    assert original["scheduler"] == "mq-deadline"
+    assert original["knobs"][sf.knob_key("read_expire")] == "300"
+    assert original["queue"] == {sf.NR_REQUESTS: "256", sf.READ_AHEAD_KB: "4096",
+                                 sf.QUEUE_DEPTH: "64"}
+
+
+def test_a_later_change_keeps_the_first_originals(act: Actuator) -> None:
+    assert act.apply("sdb", Realisation("kyber")).saved_originals
+    second = act.apply("sdb", Realisation("none"), QueueSettings(nr_requests=32))
+    assert second.ok and not second.saved_originals
+    assert act.state.get("sdb")["scheduler"] == "mq-deadline"
+
+
+def test_nothing_to_change_writes_nothing_and_saves_nothing(act: Actuator,
+                                                            kernel: FakeKernel) -> None:
+    r = act.apply("sdb", Realisation("mq-deadline", {"read_expire": 300}))
+    assert r.ok and not r.switched and r.stall_s is None
+    assert kernel.log == [] and not act.state.path.exists()
+
+
+def test_restore_puts_everything_back_in_order_and_drops_the_entry(act: Actuator,
+                                                                   kernel: FakeKernel) -> None:
+    act.apply("sdb", Realisation("bfq", {"slice_idle": 0}),
+              QueueSettings(nr_requests=64, read_ahead_kb=16, queue_depth=32))
+    kernel.log.clear()
+    r = act.restore("sdb")
+    assert r.ok and r.restored, r.errors
+    # Scheduler first, its knobs, then the queue settings backwards (nr_requests came back with
+    # the scheduler switch, so it needs no write).
+    assert [k for _, k, _ in kernel.log] == [
+        sf.SCHEDULER, sf.knob_key("read_expire"), sf.QUEUE_DEPTH, sf.READ_AHEAD_KB]
+    assert kernel.scheduler("sdb").active == "mq-deadline"
+    assert kernel.read("sdb", sf.knob_key("read_expire")) == "300"
+    assert kernel.read("sdb", sf.READ_AHEAD_KB) == "4096"
+    assert kernel.read("sdb", sf.QUEUE_DEPTH) == "64"
+    assert not act.state.path.exists()
+
+
+def test_restore_of_a_vanished_device_is_tolerated_and_keeps_the_entry(
+        act: Actuator, kernel: FakeKernel) -> None:
+    kernel.add_device("sdc", dev="8:32")
+    act.apply("sdb", Realisation("kyber"))
+    act.apply("sdc", Realisation("kyber"))
+    kernel.remove_device("sdb")
+    results = {r.device: r for r in act.restore_all()}
+    assert results["sdb"].vanished and not results["sdb"].restored
+    assert results["sdc"].restored and kernel.scheduler("sdc").active == "none"
+    assert list(act.state.load()) == ["sdb"]
+
+
+def test_a_different_disk_under_the_same_name_is_not_restored(act: Actuator,
+                                                             kernel: FakeKernel) -> None:
+    act.apply("sdb", Realisation("kyber"))
+    kernel.remove_device("sdb")
+    kernel.add_device("sdb", active="none", dev="8:48")
+    r = act.restore("sdb")
+    assert r.vanished and kernel.log[-1][2] == "kyber"
+
+
+def test_ebusy_is_retried_with_growing_backoff(act: Actuator, kernel: FakeKernel,
+                                               sleeps: list[float]) -> None:
+    kernel.faults[("sdb", sf.SCHEDULER)] = [errno.EBUSY, errno.EBUSY]
+    r = act.apply("sdb", Realisation("kyber"))
+    assert r.ok and r.steps[0].attempts == 3
+    assert sleeps == [0.01, 0.02]
+
+
+def test_a_bad_knob_value_names_device_file_and_value_and_keeps_a_scheduler(
+        act: Actuator, kernel: FakeKernel, sleeps: list[float]) -> None:
+    r = act.apply("sdb", Realisation("kyber", {"read_lat_nsec": "fast"}))
+    assert not r.ok
+    msg = r.errors[0]
+    assert "sdb" in msg and "/queue/iosched/read_lat_nsec" in msg and "'fast'" in msg
+    assert "EINVAL" in msg
+    assert len(sleeps) == RetryPolicy().attempts - 1  # bounded
+    assert kernel.scheduler("sdb").active == "kyber"
+
+
+def test_unknown_knob_is_an_error_listing_the_schedulers_knobs(act: Actuator) -> None:
+    r = act.apply("sdb", Realisation("kyber", {"slice_idle": 0}))
+    assert not r.ok and "no knob 'slice_idle'" in r.errors[0] and "read_lat_nsec" in r.errors[0]
+
+
+def test_failed_switch_puts_the_previous_scheduler_back(act: Actuator,
+                                                        kernel: FakeKernel) -> None:
+    kernel.failed_switch_leaves = "none"
+    kernel.faults[("sdb", sf.SCHEDULER)] = [errno.ENOMEM]
+    r = act.apply("sdb", Realisation("bfq", {"slice_idle": 0}))
+    assert not r.ok and r.rolled_back
+    assert "ENOMEM" in r.errors[0] and "'bfq'" in r.errors[0]
+    assert kernel.scheduler("sdb").active == "mq-deadline" == r.scheduler_after
+    assert sf.knob_key("slice_idle") not in [k for _, k, _ in kernel.log]
+
+
+def test_unavailable_scheduler_changes_nothing(act: Actuator, kernel: FakeKernel) -> None:
+    r = act.apply("sdb", Realisation("vr"))
+    assert not r.ok and "'vr' is not available" in r.errors[0]
+    assert kernel.log == [] and not act.state.path.exists()
+
+
+def test_no_state_dir_means_no_change(kernel: FakeKernel, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    act = Actuator(kernel, StateStore(tmp_path / "file" / "run"))
+    r = act.apply("sdb", Realisation("kyber"))
+    assert not r.ok and "cannot save its original settings" in r.errors[0]
+    assert kernel.log == []
+
+
+def test_missing_device_and_missing_queue_depth(act: Actuator, kernel: FakeKernel) -> None:
+    assert "no such device" in act.apply("sdz", Realisation("none")).errors[0]
+    kernel.add_device("loop3", dev="7:3")
+    r = act.apply("loop3", Realisation("none"), QueueSettings(queue_depth=32))
+    assert r.ok and "no device/queue_depth" in r.notes[0]
+
+
+def test_clamped_value_is_reported_as_what_took(act: Actuator) -> None:
+    r = act.apply("sdb", Realisation("mq-deadline"), QueueSettings(nr_requests=2))
+    (step,) = r.steps
+    assert step.ok and step.clamped and step.got == "4"
+    assert "took '4'" in step.message()
+
+
+def test_drift_is_a_change_behind_our_back(act: Actuator, kernel: FakeKernel) -> None:
+    act.apply("sdb", Realisation("bfq", {"slice_idle": 0}), QueueSettings(nr_requests=64))
+    assert act.check_drift("sdb") == []
+    kernel.write("sdb", sf.READ_AHEAD_KB, "8")  # never written by us: not drift
+    assert act.check_drift("sdb") == []
+    kernel.write("sdb", sf.knob_key("slice_idle"), "8")
+    (d,) = act.check_drift("sdb")
+    assert (d.key, d.expected, d.actual) == (sf.knob_key("slice_idle"), "0", "8")
+    kernel.write("sdb", sf.SCHEDULER, "none")
+    keys = {d.key for d in act.check_drift("sdb")}
+    assert keys == {sf.SCHEDULER, sf.NR_REQUESTS}  # the gone knobs are not listed
+
+
+def test_our_own_switch_resetting_nr_requests_is_not_drift(act: Actuator) -> None:
+    act.apply("sdb", Realisation("bfq"), QueueSettings(nr_requests=64))
+    act.apply("sdb", Realisation("none"))
+    assert act.check_drift("sdb") == []
+
+
+def test_vanished_device_drifts(act: Actuator, kernel: FakeKernel) -> None:
+    act.apply("sdb", Realisation("kyber"))
+    kernel.remove_device("sdb")
+    (d,) = act.check_drift("sdb")
+    assert d.key == sf.SCHEDULER and d.actual is None
+
+
+def test_recover_in_a_new_actuator_restores_from_the_state_file(
+        act: Actuator, kernel: FakeKernel, tmp_path: Path) -> None:
+    act.apply("sdb", Realisation("none"), QueueSettings(read_ahead_kb=0))
+    del act  # the process "dies": only the state file is left
+    fresh = Actuator(kernel, StateStore(tmp_path / "run"))
+    results = recover(actuator=fresh)
+    assert [r.restored for r in results] == [True]
+    assert kernel.scheduler("sdb").active == "mq-deadline"
+    assert kernel.read("sdb", sf.knob_key("read_expire")) == "300"
+    assert kernel.read("sdb", sf.READ_AHEAD_KB) == "4096"
+    assert recover(actuator=fresh) == []
+
+
+def test_forget_leaves_the_device_as_the_admin_set_it(act: Actuator, kernel: FakeKernel) -> None:
+    act.apply("sdb", Realisation("kyber"))
+    kernel.write("sdb", sf.SCHEDULER, "bfq")
+    act.forget("sdb")
+    assert act.check_drift("sdb") == [] and act.restore_all() == []
+    assert kernel.scheduler("sdb").active == "bfq"
