@@ -1,0 +1,34 @@
+"""decide: from a window's features and a device's state to a Decision, with its why.
+
+Pure functions (the only I/O is loading YAML at start-up). The public surface:
+
+    ctx = load_context(config_from_doc(doc))          # or load_context() for defaults
+    provider = MatrixVerdicts(ctx.config.matrix_rules, ctx.matrices)
+    state = initial_state(DeviceInfo("sda", rotational=True, size_bytes=...), available)
+    d = step(features, state, ctx.config, provider, now, ctx.policies)
+    state = d.state            # or on_switch_failed(state, now) if the actuator failed
+"""
+from .config import DEFAULT_MATRIX_DIR, DEFAULT_RULES, DecideConfig, DecideContext, \
+    config_from_doc, load_context
+from .located import Doc, Issue, ValidationError, load_file, load_text
+from .matrix import GOALS, Cell, Matrix, Source, load_matrix
+from .policies import PolicyTable, Realisation, Resolution, load_policies, \
+    parse_scheduler_line, resolve
+from .policy import Decision, DeviceState, Mode, Pin, initial_state, on_switch_failed, pause, \
+    pin, request_count, resume, set_goal, step, to_manual, unpin
+from .rules import DeviceInfo, GoalRule, MatrixChoice, Rule, goal_for, parse_size, \
+    rule_from_dict, select_matrix
+from .schema import Schema
+from .validate import validate_file
+from .verdict import MatrixVerdicts, Verdict, VerdictProvider
+
+__all__ = [
+    "DEFAULT_MATRIX_DIR", "DEFAULT_RULES", "DecideConfig", "DecideContext", "config_from_doc",
+    "load_context", "Doc", "Issue", "ValidationError", "load_file", "load_text", "GOALS",
+    "Cell", "Matrix", "Source", "load_matrix", "PolicyTable", "Realisation", "Resolution",
+    "load_policies", "parse_scheduler_line", "resolve", "Decision", "DeviceState", "Mode",
+    "Pin", "initial_state", "on_switch_failed", "pause", "pin", "request_count", "resume",
+    "set_goal", "step", "to_manual", "unpin", "DeviceInfo", "GoalRule", "MatrixChoice", "Rule",
+    "goal_for", "parse_size", "rule_from_dict", "select_matrix", "Schema", "validate_file",
+    "MatrixVerdicts", "Verdict", "VerdictProvider",
+]

@@ -40,7 +40,7 @@ class DecideConfig:
     # budget; windows within cooldown_s of a switch are not evidence (the switch itself
     # disturbs what is measured).
     hysteresis_windows: int = 3
-    min_dwell_s: float = 10.0
+    min_dwell_s: float = 5.0
     cooldown_s: float = 2.0
     max_switches_per_hour: int = 12
     # Too little to judge: below idle_iops the device is idle; below min_requests in a

@@ -124,7 +124,7 @@ def _semantic_issues(doc: Doc) -> list[Issue]:
             shown = ", ".join(missing[:4]) + (", ..." if len(missing) > 4 else "")
             out.append(doc.issue(gpath, f"{format_path(gpath)}: missing cells (got "
                                         f"{len(cells)} of {len(expected)}, expected also "
-                                        f"{shown})"))
+                                        f"{shown})", at_key=True))
     return out
 
 

@@ -151,10 +151,10 @@ class Schema:
             if k not in v:
                 want = props.get(k, {}).get("x-what", k)
                 out.append(doc.issue(path, f"{where}: missing key '{k}' (got no '{k}', "
-                                           f"expected {want})"))
+                                           f"expected {want})", at_key=True))
         if "minProperties" in s and len(v) < s["minProperties"]:
             out.append(doc.issue(path, f"{where}: empty (got {len(v)} entries, expected at "
-                                       f"least {s['minProperties']})"))
+                                       f"least {s['minProperties']})", at_key=True))
         names = s.get("propertyNames")
         extra = s.get("additionalProperties", True)
         for k, item in v.items():

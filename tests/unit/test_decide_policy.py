@@ -1,0 +1,244 @@
+"""The damped policy on synthetic feature streams: what a user sees in ioazd's decisions.
+
+The verdicts come from the shipped matrices (IOAZ Table 3 for goal mean on a rotational
+disk), so these tests also pin down which policy a class gets.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from ioaz.classify.types import WindowFeatures, WorkloadClass
+from ioaz.decide import (
+    DecideConfig, Decision, DeviceInfo, DeviceState, GoalRule, MatrixVerdicts, Mode,
+    initial_state, load_context, on_switch_failed, pause, pin, resume, set_goal, step,
+    to_manual, unpin,
+)
+
+CTX = load_context()
+PROVIDER = MatrixVerdicts(CTX.config.matrix_rules, CTX.matrices)
+HDD = DeviceInfo("sdz", rotational=True, size_bytes=1 << 40)
+SSD = DeviceInfo("nvme9n1", rotational=False, size_bytes=1 << 40)
+
+# Table 3 (goal mean): 1/sequential/read -> fcfs, 8/random/read -> anticipatory,
+# 1/random/write -> deadline, 4/sequential/write -> fcfs.
+SEQ1 = "1/sequential/read"
+RND8 = "8/random/read"
+WR1 = "1/random/write"
+
+QUICK = DecideConfig(hysteresis_windows=3, min_dwell_s=0, cooldown_s=0,
+                     max_switches_per_hour=100)
+
+
+def feats(cls: Optional[str], iops: float = 500.0, requests: Optional[int] = None,
+          device: str = "sdz") -> WindowFeatures:
+    wc = WorkloadClass(*cls.split("/")) if cls else None
+    return WindowFeatures(
+        device=device, window_s=1.0, iops=iops, read_bytes_per_s=iops * 4096,
+        write_bytes_per_s=0.0, read_ratio=1.0, seq_ratio=0.0, processes=8, avg_depth=4.0,
+        mean_size_bytes=4096.0, p50_latency_s=0.004, p99_latency_s=0.02, merge_ratio=0.0,
+        workload_class=wc, requests=int(iops) if requests is None else requests,
+    )
+
+
+def run(stream: list[Optional[str]], config: DecideConfig, state: Optional[DeviceState] = None,
+        t0: float = 1000.0, dt: float = 1.0, **kw: object) -> list[Decision]:
+    """Feed one class per window (None = an idle window); return every decision."""
+    state = state or initial_state(HDD)
+    out = []
+    for i, cls in enumerate(stream):
+        f = feats(cls, iops=0.0) if cls is None else feats(cls, **kw)  # type: ignore[arg-type]
+        d = step(f, state, config, PROVIDER, t0 + i * dt, CTX.policies)
+        out.append(d)
+        state = d.state
+    return out
+
+
+def switches(ds: list[Decision]) -> list[Decision]:
+    return [d for d in ds if d.switch]
+
+
+def test_hysteresis_switches_on_the_nth_identical_verdict() -> None:
+    ds = run([RND8] * 5, QUICK)
+    assert [d.reason for d in ds[:2]] == ["hysteresis", "hysteresis"]
+    assert "seen 2 of 3" in ds[1].text
+    assert ds[2].switch and ds[2].policy == "anticipatory" and ds[2].reason == "matrix"
+    assert [d.action for d in ds[3:]] == ["hold", "hold"]
+    assert "already in force" in ds[4].text
+
+
+def test_a_broken_streak_starts_again() -> None:
+    ds = run([RND8, RND8, SEQ1, RND8, RND8, RND8], QUICK)
+    assert switches(ds) == [ds[5]]
+
+
+def test_class_alternating_every_window_never_flaps() -> None:
+    ds = run([SEQ1, RND8] * 30, DecideConfig())
+    assert len(switches(ds)) <= 1
+    # Even after settling on one policy, alternation must not pull it back and forth.
+    ds = run([RND8] * 3 + [SEQ1, RND8] * 30, QUICK)
+    assert len(switches(ds)) == 1 and ds[2].switch
+
+
+def test_dwell_holds_a_confirmed_verdict_until_the_minimum_time() -> None:
+    cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=10)
+    ds = run([RND8] + [SEQ1] * 15, cfg)
+    sw = switches(ds)
+    assert [d.now for d in sw] == [1000.0, 1010.0]
+    assert {d.reason for d in ds[1:10]} == {"dwell"}
+    assert "only 1.0 s on the current scheduler" in ds[1].text
+
+
+def test_untouched_device_has_no_dwell_but_a_resumed_one_does() -> None:
+    cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=10)
+    assert run([RND8], cfg)[0].switch
+    resumed = resume(to_manual(initial_state(HDD), "scheduler changed by hand"), now=999.0)
+    ds = run([RND8] * 12, cfg, state=resumed)
+    assert ds[0].reason == "dwell" and switches(ds)[0].now == 1009.0
+
+
+def test_cooldown_windows_are_not_evidence() -> None:
+    cfg = replace(QUICK, cooldown_s=3)
+    ds = run([RND8] * 3 + [SEQ1] * 8, cfg)
+    assert ds[2].switch                         # t=1002
+    assert [d.reason for d in ds[3:5]] == ["cooldown", "cooldown"]  # t=1003, 1004
+    # The streak for fcfs starts at t=1005, so the switch is at the third judged window.
+    assert [d.now for d in switches(ds)] == [1002.0, 1007.0]
+
+
+def test_budget_caps_switches_per_sliding_hour() -> None:
+    cfg = replace(QUICK, hysteresis_windows=1, max_switches_per_hour=2)
+    ds = run([RND8, SEQ1, RND8, SEQ1, RND8], cfg)
+    assert [d.action for d in ds] == ["switch", "switch", "hold", "hold", "hold"]
+    assert ds[2].reason == "budget" and "2 of 2 in the last hour" in ds[2].text
+    # An hour after the first switch there is room again.
+    later = run([RND8], cfg, state=ds[-1].state, t0=1000.0 + 3600.0)
+    assert later[0].switch
+
+
+def test_zero_budget_means_observe_only() -> None:
+    ds = run([RND8] * 10, replace(QUICK, max_switches_per_hour=0))
+    assert not switches(ds) and ds[-1].reason == "budget"
+
+
+def test_idle_and_thin_windows_neither_count_nor_break_the_streak() -> None:
+    ds = run([RND8, None, None, RND8, None, RND8], QUICK)
+    assert [d.reason for d in ds[:3]] == ["hysteresis", "idle", "idle"]
+    assert switches(ds) == [ds[5]]
+    thin = run([RND8] * 5, QUICK, requests=5)
+    assert not switches(thin)
+    assert {d.reason for d in thin} == {"too_few_requests"}
+    assert "5 requests < 20" in thin[0].text
+
+
+def test_idle_device_never_switches() -> None:
+    ds = run([None] * 50, DecideConfig())
+    assert not switches(ds) and {d.reason for d in ds} == {"idle"}
+
+
+def test_pin_switches_at_once_holds_and_expires() -> None:
+    state = pin(initial_state(HDD), "kyber", now=1000.0, duration_s=5.0)
+    ds = run([RND8] * 10, DecideConfig(), state=state)
+    assert ds[0].switch and ds[0].reason == "pin" and ds[0].policy == "kyber"
+    assert [d.reason for d in ds[1:5]] == ["pin"] * 4
+    assert "s left" in ds[1].text
+    # At t=1005 the pin has expired: back to auto, and the matrix needs its 3 windows.
+    assert ds[5].state.mode is Mode.AUTO and "pin on kyber expired" in ds[5].text
+    assert ds[5].reason == "hysteresis"
+    assert [(ds.index(d), d.policy) for d in switches(ds)] == [(0, "kyber"), (7, "anticipatory")]
+
+
+def test_pin_without_expiry_lasts_until_unpinned() -> None:
+    state = pin(initial_state(HDD), "none", now=0.0)
+    ds = run([RND8] * 30, QUICK, state=state, t0=1e6)
+    assert ds[0].switch and all(d.reason == "pin" for d in ds[1:])
+    after = run([RND8] * 3, QUICK, state=unpin(ds[-1].state), t0=2e6)
+    assert after[2].switch and after[2].policy == "anticipatory"
+
+
+def test_pin_to_a_policy_the_kernel_cannot_realise_holds() -> None:
+    state = replace(pin(initial_state(HDD), "kyber", now=0.0), available=("mq-deadline", "none"))
+    d = run([RND8], QUICK, state=state)[0]
+    assert d.action == "hold" and d.reason == "unavailable" and "kyber" in d.text
+
+
+def test_manual_and_paused_devices_are_left_alone() -> None:
+    manual = to_manual(initial_state(HDD), "queue/scheduler changed to bfq by someone else")
+    ds = run([RND8] * 20, QUICK, state=manual)
+    assert not switches(ds) and {d.reason for d in ds} == {"manual"}
+    assert "changed to bfq" in ds[0].text
+    ds = run([RND8] * 20, QUICK, state=pause(initial_state(HDD)))
+    assert not switches(ds) and {d.reason for d in ds} == {"paused"}
+    ds = run([RND8] * 3, QUICK, state=resume(pause(initial_state(HDD)), now=0.0))
+    assert ds[2].switch
+
+
+def test_failed_switch_keeps_policy_but_spends_budget_and_cools_down() -> None:
+    cfg = replace(QUICK, cooldown_s=5)
+    ds = run([RND8] * 3, cfg)
+    before = ds[1].state
+    failed = on_switch_failed(before, now=ds[2].now)
+    assert failed.policy is None and failed.switches == (ds[2].now,)
+    nxt = run([RND8], cfg, state=failed, t0=ds[2].now + 1)[0]
+    assert nxt.reason == "cooldown"
+
+
+def test_decision_carries_its_why() -> None:
+    d = switches(run([RND8] * 3, QUICK))[0]
+    v = d.verdict
+    assert v is not None and v.matrix is not None
+    assert Path(v.matrix).name == "ioaz-table3-mean.yaml"
+    assert v.cell == RND8 and v.source_kind == "measured"
+    assert "Table 3" in (v.source or "")
+    # The cell line points at the cell in the file.
+    line = Path(v.matrix).read_text().splitlines()[(v.cell_line or 0) - 1]
+    assert line.strip().startswith(f"{RND8}: anticipatory")
+    assert d.features["iops"] == 500.0 and d.workload_class == {
+        "processes": "8", "pattern": "random", "mode": "read"}
+    assert d.goal == "mean" and d.previous is None and d.policy == "anticipatory"
+    as_json = d.as_dict()
+    assert as_json["verdict"]["cell"] == RND8 and as_json["state"]["mode"] == "auto"
+
+
+def test_switch_resolves_with_fallback_and_says_why() -> None:
+    state = initial_state(HDD, available=("mq-deadline", "kyber", "bfq", "none"))
+    d = switches(run([SEQ1] * 3, QUICK, state=state))[0]
+    assert d.policy == "fcfs"
+    assert d.resolution is not None and d.resolution.scheduler == "none"
+    assert d.resolution.fell_back and "fifo not offered" in d.resolution.reason
+    assert "fifo not offered" in d.text
+
+
+def test_goal_per_device_from_config_and_from_the_administrator() -> None:
+    cfg = replace(QUICK, goals=(GoalRule("sd*", "min"),))
+    # Table 1 (min) gives fcfs for 8/random/read where Table 3 (mean) gives anticipatory.
+    d = switches(run([RND8] * 3, cfg))[0]
+    assert d.goal == "min" and d.policy == "fcfs"
+    d = switches(run([RND8] * 3, cfg, state=set_goal(initial_state(HDD), "max")))[0]
+    assert d.goal == "max" and d.policy == "anticipatory"
+
+
+def test_ssd_uses_the_nonrotational_matrix() -> None:
+    cfg = replace(QUICK, goal="latency")
+    d = switches(run([RND8] * 3, cfg, state=initial_state(SSD), device="nvme9n1"))[0]
+    assert d.policy == "kyber" and d.verdict is not None
+    assert Path(d.verdict.matrix or "").name == "nonrotational-default.yaml"
+
+
+def test_no_class_no_verdict() -> None:
+    ds = run([None], QUICK)  # idle
+    f = feats(None)
+    d = step(f, initial_state(HDD), QUICK, PROVIDER, 0.0, CTX.policies)
+    assert d.action == "hold" and d.reason == "no_verdict" and ds[0].reason == "idle"
+
+
+@pytest.mark.parametrize("phase", [[SEQ1] * 8 + [RND8] * 8 + [WR1] * 8])
+def test_workload_changes_switch_within_three_windows(phase: list[str]) -> None:
+    """The integration scenario of issue 3, on synthetic windows with default damping."""
+    ds = run(phase, DecideConfig())
+    sw = switches(ds)
+    assert [d.policy for d in sw] == ["fcfs", "anticipatory", "deadline"]
+    assert [ds.index(d) for d in sw] == [2, 10, 18]
