@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.state import StateStore
-from ioaz.actuate.sysfs import BlockSysfs
+from ioaz.actuate.sysfs import NR_REQUESTS, READ_AHEAD_KB, SCHEDULER, BlockSysfs
 from ioaz.actuate.types import Realisation
 
 SCHEDULERS = ("none", "mq-deadline", "bfq", "kyber")
@@ -46,6 +46,9 @@ def loop_device(size_mb: int = 256, directory: str = "/dev/shm") -> Iterator[str
         out = subprocess.run(["losetup", "-f", "--show", backing], check=True,
                              capture_output=True, text=True)
         dev = out.stdout.strip()
+        # A loop device keeps its queue across detach and attach, so whatever the previous user
+        # left (another scheduler, knobs) would still be there: start from the kernel's defaults.
+        _reset_queue(os.path.basename(dev))
         # Random reads of a sparse file return zeros without touching memory: fill it once so
         # the reads are real page-cache copies, as on a file-backed loop device in use.
         subprocess.run(["dd", "if=/dev/zero", f"of={dev}", "bs=1M", f"count={size_mb}",
@@ -53,8 +56,17 @@ def loop_device(size_mb: int = 256, directory: str = "/dev/shm") -> Iterator[str
         yield os.path.basename(dev)
     finally:
         if dev:
+            _reset_queue(os.path.basename(dev))  # and leave it that way for the next user
             subprocess.run(["losetup", "-d", dev], check=False)
         os.unlink(backing)
+
+
+def _reset_queue(device: str) -> None:
+    """A loop device's defaults: no elevator, 128 requests, 128 KiB read-ahead."""
+    s = BlockSysfs()
+    for key, value in ((SCHEDULER, "none"), (NR_REQUESTS, "128"), (READ_AHEAD_KB, "128")):
+        with contextlib.suppress(OSError):
+            s.write(device, key, value)
 
 
 @dataclass
