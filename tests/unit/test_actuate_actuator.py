@@ -221,3 +221,27 @@ def test_forget_leaves_the_device_as_the_admin_set_it(act: Actuator, kernel: Fak
     act.forget("sdb")
     assert act.check_drift("sdb") == [] and act.restore_all() == []
     assert kernel.scheduler("sdb").active == "bfq"
+
+
+def test_apply_tuned_scales_deadline_expiries_with_latency(act: Actuator,
+                                                           kernel: FakeKernel) -> None:
+    from ioaz.classify.types import WindowFeatures
+    f = WindowFeatures(device="sdb", window_s=1.0, iops=100.0, read_bytes_per_s=4e5,
+                       write_bytes_per_s=0.0, read_ratio=1.0, seq_ratio=0.0, processes=16,
+                       avg_depth=60.0, mean_size_bytes=4096.0, p50_latency_s=0.3,
+                       p99_latency_s=0.7, merge_ratio=0.0)
+    r = act.apply_tuned("sdb", Realisation("mq-deadline"), f)
+    assert r.ok, r.errors
+    assert kernel.read("sdb", sf.knob_key("read_expire")) == "1400"
+    assert kernel.read("sdb", sf.knob_key("write_expire")) == "14000"
+    assert any("Carroll 5.1.1" in n for n in r.notes)
+
+
+def test_a_hand_broken_state_entry_fails_that_device_only(act: Actuator,
+                                                          kernel: FakeKernel) -> None:
+    kernel.add_device("sdc", dev="8:32")
+    act.state.put("sdb", {"dev": "8:16"})  # no scheduler, no knobs
+    act.apply("sdc", Realisation("kyber"))
+    results = {r.device: r for r in act.restore_all()}
+    assert not results["sdb"].ok and "KeyError" in results["sdb"].errors[0]
+    assert results["sdc"].restored

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ioaz.actuate import sysfs as sf
-from ioaz.actuate.knob_rules import DeviceInfo
+from ioaz.actuate.knob_rules import DeviceInfo, tune
 from ioaz.actuate.state import DEFAULT_STATE_DIR, StateStore
 from ioaz.actuate.types import (
     ActuationResult,
@@ -28,6 +28,11 @@ from ioaz.actuate.types import (
     WriteStep,
     sysfs_text,
 )
+from ioaz.classify.types import WindowFeatures
+
+# What one device can throw at us: the kernel's errno, an unparsable sysfs line, a state entry
+# edited by hand into the wrong shape. Caught per device; anything else is our bug and propagates.
+_DEVICE_ERRORS = (OSError, ValueError, KeyError, TypeError)
 
 
 @dataclass(frozen=True)
@@ -146,8 +151,26 @@ class Actuator:
         res = ActuationResult(device=device)
         try:
             self._apply(res, realisation, queue or QueueSettings())
-        except (OSError, ValueError) as e:
-            res.fail(f"{device}: {e}")
+        except _DEVICE_ERRORS as e:
+            res.fail(f"{device}: {type(e).__name__}: {e}")
+        return res
+
+    def apply_tuned(self, device: str, realisation: Realisation,
+                    features: WindowFeatures | None, queue: QueueSettings | None = None,
+                    raid: bool = False) -> ActuationResult:
+        """apply() with the knob rules of knob_rules.tune() filled in; their reasons go to notes.
+
+        The realisation's own knobs and the queue settings passed in win over the rules.
+        """
+        try:
+            info = self.device_info(device, raid=raid)
+            tuning = tune(realisation, features, info, queue)
+        except _DEVICE_ERRORS as e:
+            res = ActuationResult(device=device)
+            res.fail(f"{device}: {type(e).__name__}: {e}")
+            return res
+        res = self.apply(device, Realisation(realisation.scheduler, tuning.knobs), tuning.queue)
+        res.notes = tuning.reasons + res.notes
         return res
 
     def _apply(self, res: ActuationResult, real: Realisation, queue: QueueSettings) -> None:
@@ -226,11 +249,12 @@ class Actuator:
             if entry is None:
                 entry = self.snapshot(device)
                 res.saved_originals = True
-            new_keys = [k for k in keys if k not in entry["changed"]]
+            changed = list(entry.get("changed", []))
+            new_keys = [k for k in keys if k not in changed]
             if new_keys or res.saved_originals:
-                entry["changed"] = list(entry["changed"]) + new_keys
+                entry["changed"] = changed + new_keys
                 self.state.put(device, entry)
-        except (OSError, ValueError) as e:
+        except _DEVICE_ERRORS as e:
             res.saved_originals = False
             res.fail(f"{device}: cannot save its original settings to {self.state.path} ({e}): "
                      f"leaving the device unchanged")
@@ -325,8 +349,8 @@ class Actuator:
         res = RestoreResult(device=device)
         try:
             self._restore(res)
-        except (OSError, ValueError) as e:
-            res.fail(f"{device}: {e}")
+        except _DEVICE_ERRORS as e:
+            res.fail(f"{device}: {type(e).__name__}: {e}")
         return res
 
     def _restore(self, res: RestoreResult) -> None:

@@ -36,15 +36,20 @@ SCHEDULERS = ("none", "mq-deadline", "bfq", "kyber")
 
 
 @contextlib.contextmanager
-def loop_device(size_mb: int = 256, directory: str = "/dev/shm") -> Iterator[str]:
-    """A fresh loop device over a sparse file; detached and deleted on exit. Yields "loopN"."""
+def loop_device(size_mb: int = 256, directory: str = "/dev/shm",
+                direct_io: bool = False) -> Iterator[str]:
+    """A fresh loop device over a file; detached and deleted on exit. Yields "loopN".
+
+    direct_io: the loop driver reads its file with O_DIRECT, so requests reach the disk under
+    `directory` (not tmpfs) and take that disk's time: a slower queue with more to drain.
+    """
     fd, backing = tempfile.mkstemp(prefix="ioaz-actuate-", suffix=".img", dir=directory)
     os.close(fd)
     os.truncate(backing, size_mb << 20)
     dev = None
     try:
-        out = subprocess.run(["losetup", "-f", "--show", backing], check=True,
-                             capture_output=True, text=True)
+        cmd = ["losetup", "-f", "--show"] + (["--direct-io=on"] if direct_io else []) + [backing]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True)
         dev = out.stdout.strip()
         # A loop device keeps its queue across detach and attach, so whatever the previous user
         # left (another scheduler, knobs) would still be there: start from the kernel's defaults.
@@ -187,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
                     "loop device over /dev/shm")
     ap.add_argument("--size-mb", type=int, default=256)
     ap.add_argument("--dir", default="/dev/shm", help="where the loop device's file goes")
+    ap.add_argument("--direct-io", action="store_true",
+                    help="loop device reads its file with O_DIRECT (use with --dir on a disk)")
     ap.add_argument("--rounds", type=int, default=5, help="measurements per ordered pair")
     ap.add_argument("--settle", type=float, default=0.3, help="seconds on src before the switch")
     ap.add_argument("--jobs", type=int, default=2, help="fio jobs")
@@ -198,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
         print("needs root and fio", file=sys.stderr)
         return 2
     with contextlib.ExitStack() as stack:
-        device = args.device or stack.enter_context(loop_device(args.size_mb, args.dir))
+        device = args.device or stack.enter_context(
+            loop_device(args.size_mb, args.dir, args.direct_io))
         res, iops = run(device, args.rounds, args.settle, args.jobs, args.iodepth,
                         not args.no_idle)
     if args.json:
@@ -207,8 +215,10 @@ def main(argv: list[str] | None = None) -> int:
                                   "inflight": s.inflight} for s in stats]
                           for load, stats in res.items()}, indent=1))
     else:
-        print(f"device {device}, kernel {os.uname().release}, {args.rounds} rounds per pair, "
-              f"fio randread 4k O_DIRECT libaio {args.jobs}x{args.iodepth}")
+        where = ("an existing device" if args.device else
+                 f"a loop device over {args.dir}" + (" with direct I/O" if args.direct_io else ""))
+        print(f"device {device} ({where}), kernel {os.uname().release}, {args.rounds} rounds "
+              f"per pair, fio randread 4k O_DIRECT libaio {args.jobs}x{args.iodepth}")
         for load, stats in res.items():
             title = ("no load" if load == "idle" else
                      f"under fio load ({args.jobs} jobs x iodepth {args.iodepth}, "
