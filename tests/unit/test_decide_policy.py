@@ -7,15 +7,27 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
 
 import pytest
-
 from ioaz.classify.types import WindowFeatures, WorkloadClass
 from ioaz.decide import (
-    DecideConfig, Decision, DeviceInfo, DeviceState, GoalRule, MatrixVerdicts, Mode,
-    initial_state, load_context, on_switch_failed, pause, pin, resume, set_goal, step,
-    to_manual, unpin,
+    DecideConfig,
+    Decision,
+    DeviceInfo,
+    DeviceState,
+    GoalRule,
+    MatrixVerdicts,
+    Mode,
+    initial_state,
+    load_context,
+    on_switch_failed,
+    pause,
+    pin,
+    resume,
+    set_goal,
+    step,
+    to_manual,
+    unpin,
 )
 
 CTX = load_context()
@@ -33,7 +45,7 @@ QUICK = DecideConfig(hysteresis_windows=3, min_dwell_s=0, cooldown_s=0,
                      max_switches_per_hour=100)
 
 
-def feats(cls: Optional[str], iops: float = 500.0, requests: Optional[int] = None,
+def feats(cls: str | None, iops: float = 500.0, requests: int | None = None,
           device: str = "sdz") -> WindowFeatures:
     wc = WorkloadClass(*cls.split("/")) if cls else None
     return WindowFeatures(
@@ -44,7 +56,7 @@ def feats(cls: Optional[str], iops: float = 500.0, requests: Optional[int] = Non
     )
 
 
-def run(stream: list[Optional[str]], config: DecideConfig, state: Optional[DeviceState] = None,
+def run(stream: list[str | None], config: DecideConfig, state: DeviceState | None = None,
         t0: float = 1000.0, dt: float = 1.0, **kw: object) -> list[Decision]:
     """Feed one class per window (None = an idle window); return every decision."""
     state = state or initial_state(HDD)

@@ -8,27 +8,102 @@ Pure functions (the only I/O is loading YAML at start-up). The public surface:
     d = step(features, state, ctx.config, provider, now, ctx.policies)
     state = d.state            # or on_switch_failed(state, now) if the actuator failed
 """
-from .config import DEFAULT_MATRIX_DIR, DEFAULT_RULES, DecideConfig, DecideContext, \
-    config_from_doc, load_context
+from .config import (
+    DEFAULT_MATRIX_DIR,
+    DEFAULT_RULES,
+    DecideConfig,
+    DecideContext,
+    config_from_doc,
+    load_context,
+)
 from .located import Doc, Issue, ValidationError, load_file, load_text
 from .matrix import GOALS, Cell, Matrix, Source, load_matrix
-from .policies import PolicyTable, Realisation, Resolution, load_policies, \
-    parse_scheduler_line, resolve
-from .policy import Decision, DeviceState, Mode, Pin, initial_state, on_switch_failed, pause, \
-    pin, request_count, resume, set_goal, step, to_manual, unpin
-from .rules import DeviceInfo, GoalRule, MatrixChoice, Rule, goal_for, parse_size, \
-    rule_from_dict, select_matrix
+from .policies import (
+    PolicyTable,
+    Realisation,
+    Resolution,
+    load_policies,
+    parse_scheduler_line,
+    resolve,
+)
+from .policy import (
+    Decision,
+    DeviceState,
+    Mode,
+    Pin,
+    initial_state,
+    on_switch_failed,
+    pause,
+    pin,
+    request_count,
+    resume,
+    set_goal,
+    step,
+    to_manual,
+    unpin,
+)
+from .rules import (
+    DeviceInfo,
+    GoalRule,
+    MatrixChoice,
+    Rule,
+    goal_for,
+    parse_size,
+    rule_from_dict,
+    select_matrix,
+)
 from .schema import Schema
 from .validate import validate_file
 from .verdict import MatrixVerdicts, Verdict, VerdictProvider
 
 __all__ = [
-    "DEFAULT_MATRIX_DIR", "DEFAULT_RULES", "DecideConfig", "DecideContext", "config_from_doc",
-    "load_context", "Doc", "Issue", "ValidationError", "load_file", "load_text", "GOALS",
-    "Cell", "Matrix", "Source", "load_matrix", "PolicyTable", "Realisation", "Resolution",
-    "load_policies", "parse_scheduler_line", "resolve", "Decision", "DeviceState", "Mode",
-    "Pin", "initial_state", "on_switch_failed", "pause", "pin", "request_count", "resume",
-    "set_goal", "step", "to_manual", "unpin", "DeviceInfo", "GoalRule", "MatrixChoice", "Rule",
-    "goal_for", "parse_size", "rule_from_dict", "select_matrix", "Schema", "validate_file",
-    "MatrixVerdicts", "Verdict", "VerdictProvider",
+    "DEFAULT_MATRIX_DIR",
+    "DEFAULT_RULES",
+    "GOALS",
+    "Cell",
+    "DecideConfig",
+    "DecideContext",
+    "Decision",
+    "DeviceInfo",
+    "DeviceState",
+    "Doc",
+    "GoalRule",
+    "Issue",
+    "Matrix",
+    "MatrixChoice",
+    "MatrixVerdicts",
+    "Mode",
+    "Pin",
+    "PolicyTable",
+    "Realisation",
+    "Resolution",
+    "Rule",
+    "Schema",
+    "Source",
+    "ValidationError",
+    "Verdict",
+    "VerdictProvider",
+    "config_from_doc",
+    "goal_for",
+    "initial_state",
+    "load_context",
+    "load_file",
+    "load_matrix",
+    "load_policies",
+    "load_text",
+    "on_switch_failed",
+    "parse_scheduler_line",
+    "parse_size",
+    "pause",
+    "pin",
+    "request_count",
+    "resolve",
+    "resume",
+    "rule_from_dict",
+    "select_matrix",
+    "set_goal",
+    "step",
+    "to_manual",
+    "unpin",
+    "validate_file",
 ]

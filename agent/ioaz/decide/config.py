@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 from .located import Doc, DocPath, Issue, ValidationError, format_path
 from .matrix import Matrix, load_matrix
@@ -60,11 +60,11 @@ class DecideContext:
 
     config: DecideConfig
     matrices: dict[str, Matrix] = field(default_factory=dict)  # rule file name -> matrix
-    policies: Optional[PolicyTable] = None
+    policies: PolicyTable | None = None
 
 
 def config_from_doc(doc: Doc, path: DocPath = ("decide",),
-                    schema: Optional[Schema] = None) -> DecideConfig:
+                    schema: Schema | None = None) -> DecideConfig:
     """Parse the decide section at `path` of a loaded config; relative paths in it are taken
     from the config file's directory. Raises ValidationError (FILE:LINE) on any issue."""
     schema = schema or Schema.load()
@@ -80,7 +80,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
     d: dict[str, Any] = section
     defaults = DecideConfig()
 
-    def rel(v: Optional[str], default: Path) -> Path:
+    def rel(v: str | None, default: Path) -> Path:
         return default if v is None else (base / v if not Path(v).is_absolute() else Path(v))
 
     rules = defaults.matrix_rules
@@ -118,15 +118,15 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
     return cfg
 
 
-def load_context(config: Union[DecideConfig, None] = None,
-                 schema: Optional[Schema] = None) -> DecideContext:
+def load_context(config: DecideConfig | None = None,
+                 schema: Schema | None = None) -> DecideContext:
     """Load and validate every matrix the rules name and the policy table; collect every
     issue of every file before raising, so one start-up attempt shows them all."""
     config = config or DecideConfig()
     schema = schema or Schema.load()
     issues: list[Issue] = []
     matrices: dict[str, Matrix] = {}
-    policies: Optional[PolicyTable] = None
+    policies: PolicyTable | None = None
     try:
         policies = load_policies(config.policies_file, schema)
     except ValidationError as e:

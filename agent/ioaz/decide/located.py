@@ -121,7 +121,7 @@ def load_text(text: str, file: str) -> Doc:
     return doc
 
 
-def load_file(path: Union[str, Path]) -> Doc:
+def load_file(path: str | Path) -> Doc:
     """Read and parse one YAML file; a missing or unreadable file is a ValidationError too."""
     name = str(path)
     try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 from ..classify.types import MODES, PATTERNS, PROCESS_BUCKETS, WorkloadClass
 from .located import Doc, Issue, ValidationError, format_path, load_file
@@ -30,8 +30,8 @@ class Source:
     key: str
     cite: str
     kind: str  # measured | published | judgement
-    url: Optional[str] = None
-    note: Optional[str] = None
+    url: str | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Cell:
     key: str          # e.g. "4/random/read"
     policy: str
     source: Source
-    note: Optional[str]
+    note: str | None
     line: int         # where the cell is written, for `ioazctl explain`
 
 
@@ -59,7 +59,7 @@ class Matrix:
         values = wclass.as_dict()
         return "/".join(values[a] for a in self.axes)
 
-    def lookup(self, goal: str, wclass: WorkloadClass) -> Optional[Cell]:
+    def lookup(self, goal: str, wclass: WorkloadClass) -> Cell | None:
         """The cell for this goal and class, or None when this matrix has no such goal."""
         table = self.tables.get(goal)
         if table is None:
@@ -71,7 +71,7 @@ def all_cell_keys(axes: tuple[str, ...]) -> list[str]:
     return ["/".join(c) for c in itertools.product(*(AXIS_VALUES[a] for a in axes))]
 
 
-def load_matrix(path: Union[str, Path], schema: Optional[Schema] = None) -> Matrix:
+def load_matrix(path: str | Path, schema: Schema | None = None) -> Matrix:
     """Load and fully validate one matrix file; raise ValidationError listing every issue."""
     doc = load_file(path)
     return matrix_from_doc(doc, schema or Schema.load())

@@ -6,9 +6,10 @@ choice is missing (our fifo/vr/stream modules on a kernel without them) it says 
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 from .located import Doc, ValidationError, load_file
 from .schema import Schema
@@ -19,8 +20,8 @@ DEFAULT_POLICIES = Path(__file__).resolve().parents[3] / "decision_matrices" / "
 @dataclass(frozen=True)
 class Realisation:
     scheduler: str
-    knobs: dict[str, Union[int, str]] = field(default_factory=dict)
-    note: Optional[str] = None
+    knobs: dict[str, int | str] = field(default_factory=dict)
+    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,8 @@ class Resolution:
     """What a policy becomes on one device."""
 
     policy: str
-    scheduler: Optional[str]             # None: the device offers none of the realisations
-    knobs: dict[str, Union[int, str]]
+    scheduler: str | None             # None: the device offers none of the realisations
+    knobs: dict[str, int | str]
     fell_back: bool                      # not the first choice
     reason: str                          # human text; says what was missing
     skipped: tuple[str, ...] = ()        # schedulers tried first and not offered
@@ -49,8 +50,8 @@ class Resolution:
                 "skipped": list(self.skipped)}
 
 
-def load_policies(path: Union[str, Path, None] = None,
-                  schema: Optional[Schema] = None) -> PolicyTable:
+def load_policies(path: str | Path | None = None,
+                  schema: Schema | None = None) -> PolicyTable:
     """Load and validate policies.yaml; raise ValidationError (FILE:LINE) on any issue."""
     doc = load_file(path or DEFAULT_POLICIES)
     return policies_from_doc(doc, schema or Schema.load())
@@ -68,13 +69,13 @@ def policies_from_doc(doc: Doc, schema: Schema) -> PolicyTable:
     return PolicyTable(doc.file, table)
 
 
-def parse_scheduler_line(text: str) -> tuple[list[str], Optional[str]]:
+def parse_scheduler_line(text: str) -> tuple[list[str], str | None]:
     """'mq-deadline kyber [bfq] none' -> (['mq-deadline', 'kyber', 'bfq', 'none'], 'bfq').
 
     A device without an elevator choice prints 'none' alone (current 'none' but no brackets
     on some kernels); the current one is None when nothing is bracketed."""
     names: list[str] = []
-    current: Optional[str] = None
+    current: str | None = None
     for word in text.split():
         if word.startswith("[") and word.endswith("]"):
             word = word[1:-1]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass, replace
-from typing import Any, Optional
+from typing import Any
 
 from ..classify.types import WindowFeatures
 from .config import DecideConfig
@@ -37,7 +37,7 @@ class Mode(str, enum.Enum):
 @dataclass(frozen=True)
 class Pin:
     policy: str
-    until: Optional[float] = None  # None: until unpinned
+    until: float | None = None  # None: until unpinned
 
 
 @dataclass(frozen=True)
@@ -46,14 +46,14 @@ class DeviceState:
 
     info: DeviceInfo
     mode: Mode = Mode.AUTO
-    policy: Optional[str] = None          # policy ioaz put in force; None: not touched yet
-    since: Optional[float] = None         # when the current scheduler took effect (dwell);
+    policy: str | None = None          # policy ioaz put in force; None: not touched yet
+    since: float | None = None         # when the current scheduler took effect (dwell);
                                           # None: no dwell limit (untouched since start)
-    goal: Optional[str] = None            # `ioazctl goal` override of the configured goal
-    pin: Optional[Pin] = None
-    candidate: Optional[str] = None       # the verdict being confirmed ...
+    goal: str | None = None            # `ioazctl goal` override of the configured goal
+    pin: Pin | None = None
+    candidate: str | None = None       # the verdict being confirmed ...
     streak: int = 0                       # ... in this many consecutive judged windows
-    last_switch: Optional[float] = None   # for the cooldown
+    last_switch: float | None = None   # for the cooldown
     switches: tuple[float, ...] = ()      # switch times within the last hour (budget)
     available: tuple[str, ...] = ()       # queue/scheduler choices; () = unknown
     note: str = ""                        # why the mode is what it is (manual, pin)
@@ -73,13 +73,13 @@ class Decision:
     action: str                       # "switch" | "hold"
     reason: str                       # machine reason (see module docstring), or "matrix"
     text: str                         # human explanation
-    policy: Optional[str]             # the policy in force after this decision
-    previous: Optional[str]           # the policy in force before it
+    policy: str | None             # the policy in force after this decision
+    previous: str | None           # the policy in force before it
     goal: str
-    verdict: Optional[Verdict]
-    resolution: Optional[Resolution]  # set when switching: scheduler, knobs, fallback
+    verdict: Verdict | None
+    resolution: Resolution | None  # set when switching: scheduler, knobs, fallback
     features: dict[str, Any]
-    workload_class: Optional[dict[str, str]]
+    workload_class: dict[str, str] | None
     state: DeviceState                # the state to keep for the next window
 
     @property
@@ -100,12 +100,12 @@ class Decision:
 
 def request_count(f: WindowFeatures) -> int:
     """Requests completed in the window; derived from iops when the source gives no count."""
-    return f.requests if f.requests else int(round(f.iops * f.window_s))
+    return f.requests if f.requests else round(f.iops * f.window_s)
 
 
 def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
          provider: VerdictProvider, now: float,
-         policies: Optional[PolicyTable] = None) -> Decision:
+         policies: PolicyTable | None = None) -> Decision:
     """Decide one window for one device. The returned Decision.state assumes a switch is
     carried out; if the actuator fails, keep on_switch_failed(...) instead."""
     notes: list[str] = []
@@ -117,7 +117,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     state = replace(state, switches=tuple(t for t in state.switches if now - t < HOUR_S))
 
     def out(action: str, reason: str, text: str, new_state: DeviceState,
-            verdict: Optional[Verdict] = None, resolution: Optional[Resolution] = None,
+            verdict: Verdict | None = None, resolution: Resolution | None = None,
             ) -> Decision:
         return Decision(
             device=state.info.name, now=now, action=action, reason=reason,
@@ -211,7 +211,7 @@ def on_switch_failed(before: DeviceState, now: float) -> DeviceState:
 
 
 def pin(state: DeviceState, policy: str, now: float,
-        duration_s: Optional[float] = None) -> DeviceState:
+        duration_s: float | None = None) -> DeviceState:
     return replace(state, mode=Mode.PINNED,
                    pin=Pin(policy, None if duration_s is None else now + duration_s),
                    candidate=None, streak=0, note=f"pinned to {policy}")
@@ -241,12 +241,25 @@ def resume(state: DeviceState, now: float) -> DeviceState:
     return replace(state, mode=Mode.AUTO, pin=None, candidate=None, streak=0, note="")
 
 
-def set_goal(state: DeviceState, goal: Optional[str]) -> DeviceState:
+def set_goal(state: DeviceState, goal: str | None) -> DeviceState:
     """`ioazctl goal DEV GOAL` (None: back to the configured goal). Evidence gathered for
     the old goal's verdict does not carry over."""
     return replace(state, goal=goal, candidate=None, streak=0)
 
 
-__all__ = ["Mode", "Pin", "DeviceState", "Decision", "step", "initial_state",
-           "on_switch_failed", "pin", "unpin", "pause", "to_manual", "resume", "set_goal",
-           "request_count"]
+__all__ = [
+    "Decision",
+    "DeviceState",
+    "Mode",
+    "Pin",
+    "initial_state",
+    "on_switch_failed",
+    "pause",
+    "pin",
+    "request_count",
+    "resume",
+    "set_goal",
+    "step",
+    "to_manual",
+    "unpin",
+]

@@ -14,8 +14,9 @@ matches every device). The first matching rule that has a matrix for the device'
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 
@@ -25,18 +26,18 @@ class DeviceInfo:
     """Static facts about a device, read by the daemon from sysfs."""
 
     name: str                       # kernel name: sda, nvme0n1, loop3
-    rotational: Optional[bool] = None  # queue/rotational; None when unknown
-    size_bytes: Optional[int] = None   # size * 512
+    rotational: bool | None = None  # queue/rotational; None when unknown
+    size_bytes: int | None = None   # size * 512
 
 
 @dataclass(frozen=True)
 class Rule:
     index: int                            # position in the config list, for explanations
     matrices: dict[str, str]              # goal -> matrix file (relative to matrix_dir)
-    rotational: Optional[bool] = None
-    name: Optional[str] = None            # glob
-    min_size: Optional[int] = None        # bytes, inclusive
-    max_size: Optional[int] = None        # bytes, inclusive
+    rotational: bool | None = None
+    name: str | None = None            # glob
+    min_size: int | None = None        # bytes, inclusive
+    max_size: int | None = None        # bytes, inclusive
     line: int = 0
 
     def matches(self, dev: DeviceInfo) -> bool:
@@ -46,9 +47,7 @@ class Rule:
             return False
         if self.min_size is not None and (dev.size_bytes is None or dev.size_bytes < self.min_size):
             return False
-        if self.max_size is not None and (dev.size_bytes is None or dev.size_bytes > self.max_size):
-            return False
-        return True
+        return not (self.max_size is not None and (dev.size_bytes is None or dev.size_bytes > self.max_size))
 
     def describe(self) -> str:
         parts = []
@@ -76,7 +75,7 @@ class MatrixChoice:
     file: str
 
 
-def parse_size(value: Union[int, str]) -> int:
+def parse_size(value: int | str) -> int:
     """512K, 100M, 4G, 1.5T (binary units) or a plain integer -> bytes."""
     if isinstance(value, int):
         return value
@@ -99,7 +98,7 @@ def rule_from_dict(index: int, d: dict[str, Any], line: int = 0) -> Rule:
     )
 
 
-def select_matrix(rules: Sequence[Rule], dev: DeviceInfo, goal: str) -> Optional[MatrixChoice]:
+def select_matrix(rules: Sequence[Rule], dev: DeviceInfo, goal: str) -> MatrixChoice | None:
     """The matrix file for this device and goal: first matching rule that covers the goal."""
     for rule in rules:
         if goal in rule.matrices and rule.matches(dev):
@@ -107,7 +106,7 @@ def select_matrix(rules: Sequence[Rule], dev: DeviceInfo, goal: str) -> Optional
     return None
 
 
-def goal_for(device: str, override: Optional[str], goal_rules: Sequence[GoalRule],
+def goal_for(device: str, override: str | None, goal_rules: Sequence[GoalRule],
              default: str) -> str:
     """An administrator's `ioazctl goal` (override) beats a config glob, which beats the default."""
     if override:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any
 
 from .located import Doc, DocPath, Issue, describe, format_path, load_file
 
@@ -60,7 +60,7 @@ class Schema:
         self.root = root
 
     @classmethod
-    def load(cls, path: Union[str, Path, None] = None) -> "Schema":
+    def load(cls, path: str | Path | None = None) -> Schema:
         # The schema is ours and must itself be valid YAML; a ValidationError here is a bug
         # in the shipped file, reported the same way.
         return cls(load_file(path or DEFAULT_SCHEMA).data)
@@ -149,8 +149,8 @@ class Schema:
         props: dict[str, Any] = s.get("properties", {})
         for k in s.get("required", []):
             if k not in v:
-                want = props.get(k, {}).get("x-what", k)
-                out.append(doc.issue(path, f"{where}: missing key '{k}' (got no '{k}', "
+                want = props.get(k, {}).get("x-what", f"a '{k}' entry")
+                out.append(doc.issue(path, f"{where}: missing key '{k}' (got nothing, "
                                            f"expected {want})", at_key=True))
         if "minProperties" in s and len(v) < s["minProperties"]:
             out.append(doc.issue(path, f"{where}: empty (got {len(v)} entries, expected at "
@@ -203,7 +203,7 @@ class Schema:
             out.append(doc.issue(path, f"{format_path(path)}: wrong type (got {describe(v)}, "
                                        f"expected {want})"))
             return
-        first: Optional[list[Issue]] = None
+        first: list[Issue] | None = None
         for a in fitting:
             trial: list[Issue] = []
             self._check(a, v, path, doc, trial)

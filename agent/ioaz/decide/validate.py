@@ -1,4 +1,4 @@
-"""Validate matrix, policies or config files: `python -m ioaz.decide.validate FILE...`.
+"""Validate matrix, policies or config files: `python -m ioaz.decide FILE...`.
 
 The kind of file is read from its `kind:` key (matrix, policies); a file with a top-level
 `decide:` section is checked as an ioazd config, including the matrices its rules name.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional, Union
 
 from .config import config_from_doc, load_context
 from .located import Issue, ValidationError, load_file
@@ -17,7 +16,7 @@ from .policies import policies_from_doc
 from .schema import Schema
 
 
-def validate_file(path: Union[str, Path], schema: Optional[Schema] = None) -> list[Issue]:
+def validate_file(path: str | Path, schema: Schema | None = None) -> list[Issue]:
     """Every issue in one file (empty list: valid)."""
     schema = schema or Schema.load()
     try:
@@ -38,10 +37,10 @@ def validate_file(path: Union[str, Path], schema: Optional[Schema] = None) -> li
     return []
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     files = sys.argv[1:] if argv is None else argv
     if not files:
-        print("usage: python -m ioaz.decide.validate FILE...", file=sys.stderr)
+        print("usage: python -m ioaz.decide FILE...", file=sys.stderr)
         return 2
     schema = Schema.load()
     bad = 0
@@ -54,7 +53,3 @@ def main(argv: Optional[list[str]] = None) -> int:
         else:
             print(f"{f}: ok")
     return 1 if bad else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -7,7 +7,7 @@ lookup (MatrixVerdicts), later a trained classifier can implement the same Proto
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 from ..classify.types import WindowFeatures
 from .matrix import Matrix
@@ -16,16 +16,16 @@ from .rules import DeviceInfo, Rule, select_matrix
 
 @dataclass(frozen=True)
 class Verdict:
-    policy: Optional[str]            # None: no opinion this window (reason in text)
+    policy: str | None            # None: no opinion this window (reason in text)
     provider: str                    # "matrix", or e.g. "model:forest-v1"
     goal: str
     text: str                        # human explanation
-    matrix: Optional[str] = None     # matrix file path
-    cell: Optional[str] = None       # cell key, e.g. "4/random/read"
-    cell_line: Optional[int] = None  # where that cell is written
-    source: Optional[str] = None     # citation of the cell
-    source_kind: Optional[str] = None  # measured | published | judgement
-    rule: Optional[str] = None       # which matrix rule chose the matrix
+    matrix: str | None = None     # matrix file path
+    cell: str | None = None       # cell key, e.g. "4/random/read"
+    cell_line: int | None = None  # where that cell is written
+    source: str | None = None     # citation of the cell
+    source_kind: str | None = None  # measured | published | judgement
+    rule: str | None = None       # which matrix rule chose the matrix
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

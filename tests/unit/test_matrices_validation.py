@@ -1,0 +1,236 @@
+"""A malformed matrix, policies file or decide config is refused with FILE:LINE: what
+(got X, expected Y): the message an administrator sees when ioazd refuses to start."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ioaz.decide import (
+    DEFAULT_MATRIX_DIR,
+    ValidationError,
+    config_from_doc,
+    load_context,
+    load_file,
+    load_matrix,
+    load_policies,
+    validate_file,
+)
+
+TABLE1 = (DEFAULT_MATRIX_DIR / "ioaz-table1-min.yaml").read_text()
+POLICIES = (DEFAULT_MATRIX_DIR / "policies.yaml").read_text()
+
+
+def line_of(text: str, needle: str) -> int:
+    """1-based line of the first line containing needle (the spot a test broke)."""
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError(f"{needle!r} not in text")
+
+
+def broken(tmp_path: Path, old: str, new: str, base: str = TABLE1,
+           name: str = "m.yaml") -> tuple[Path, str]:
+    assert old in base
+    text = base.replace(old, new, 1)
+    p = tmp_path / name
+    p.write_text(text)
+    return p, text
+
+
+def errors_of(path: Path) -> list[str]:
+    with pytest.raises(ValidationError) as e:
+        load_matrix(path)
+    msgs = str(e.value).splitlines()
+    for m in msgs:  # every message has the FILE:LINE: prefix and says what was expected
+        assert re.match(rf"^{re.escape(str(path))}:\d+: ", m), m
+    return msgs
+
+
+def test_every_shipped_file_is_valid() -> None:
+    files = sorted(DEFAULT_MATRIX_DIR.glob("*.yaml"))
+    checked = [f for f in files if f.name not in ("schema.yaml", "thresholds.yaml")]
+    assert len(checked) >= 8
+    for f in checked:
+        assert validate_file(f) == [], f
+
+
+def test_wrong_type(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "1/random/write: deadline", "1/random/write: 5")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, '1/random/write: 5')}: ")
+    assert "wrong type (got integer 5, expected a policy name or a mapping" in msg
+
+
+def test_unknown_policy(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "8/sequential/write: deadline", "8/sequential/write: deadlne")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, 'deadlne')}: ")
+    assert "unknown policy (got string 'deadlne', expected one of fcfs, deadline" in msg
+
+
+def test_unknown_goal(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "\n  min:\n", "\n  avg:\n")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, '  avg:')}: ")
+    assert "unknown goal (got 'avg', expected one of min, max, mean, throughput, latency)" in msg
+
+
+def test_yaml_syntax_error(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "    1/random/read: fcfs", "\t1/random/read: fcfs")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, chr(9))}: YAML syntax error")
+    assert "expected valid YAML" in msg
+
+
+def test_unclosed_bracket_is_a_syntax_error(tmp_path: Path) -> None:
+    p, _ = broken(tmp_path, "axes: [processes, pattern, mode]", "axes: [processes, pattern")
+    [msg] = errors_of(p)
+    assert "YAML syntax error" in msg
+
+
+def test_missing_cells(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "    8/random/write: fcfs            # FCFS\n", "")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, '  min:')}: ")
+    assert "missing cells (got 15 of 16, expected also 8/random/write)" in msg
+
+
+def test_unknown_cell_and_unknown_source_and_duplicate(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "4/random/read: fcfs", "5/random/read: fcfs")
+    msgs = errors_of(p)
+    assert any(m.startswith(f"{p}:{line_of(text, '5/random/read')}: ") and "unknown cell" in m
+               for m in msgs)
+    p, text = broken(tmp_path, "4/random/read: fcfs",
+                     "4/random/read: {policy: fcfs, source: nowhere}")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, 'nowhere')}: ")
+    assert "unknown source (got 'nowhere', expected one of ioaz-table1)" in msg
+    p, text = broken(tmp_path, "    4/random/write: fcfs ", "    4/random/read: cfq\n    4/random/write: fcfs ")
+    msgs = errors_of(p)
+    assert any("duplicate key" in m and m.startswith(f"{p}:{line_of(text, 'read: cfq')}:")
+               for m in msgs)
+
+
+def test_several_errors_are_reported_at_once(tmp_path: Path) -> None:
+    text = TABLE1.replace("1/random/write: deadline", "1/random/write: 5") \
+                 .replace("kind: measured", "kind: guessed")
+    p = tmp_path / "two.yaml"
+    p.write_text(text)
+    msgs = errors_of(p)
+    assert len(msgs) == 2
+    assert any("unknown source kind (got string 'guessed'" in m for m in msgs)
+
+
+def test_missing_required_key_and_unknown_key(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "axes: [processes, pattern, mode]\n",
+                     "axis: [processes, pattern, mode]\n")
+    msgs = errors_of(p)
+    assert any("missing key 'axes'" in m for m in msgs)
+    assert any(m.startswith(f"{p}:{line_of(text, 'axis:')}: ") and "unknown key (got 'axis'"
+               in m for m in msgs)
+
+
+def test_empty_and_missing_files(tmp_path: Path) -> None:
+    p = tmp_path / "empty.yaml"
+    p.write_text("# nothing\n")
+    [msg] = errors_of(p)
+    assert "empty file" in msg
+    with pytest.raises(ValidationError, match="cannot read file"):
+        load_matrix(tmp_path / "absent.yaml")
+
+
+def test_policies_errors(tmp_path: Path) -> None:
+    p, text = broken(tmp_path, "          rev_penalty: 1\n", "          rev_penalty: [1]\n",
+                     base=POLICIES, name="p.yaml")
+    with pytest.raises(ValidationError) as e:
+        load_policies(p)
+    [msg] = str(e.value).splitlines()
+    assert msg.startswith(f"{p}:{line_of(text, 'rev_penalty: [1]')}: ")
+    assert "wrong type (got a list, expected an integer or a string)" in msg
+    p, text = broken(tmp_path, "\n  kyber:\n", "\n  kyberr:\n", base=POLICIES, name="q.yaml")
+    with pytest.raises(ValidationError) as e:
+        load_policies(p)
+    msgs = str(e.value).splitlines()
+    assert any("missing key 'kyber'" in m for m in msgs)
+    assert any(m.startswith(f"{p}:{line_of(text, 'kyberr:')}: ") and "unknown policy" in m
+               for m in msgs)
+
+
+def write_config(tmp_path: Path, body: str) -> Path:
+    p = tmp_path / "ioaz.yaml"
+    p.write_text(body)
+    return p
+
+
+def test_config_errors_name_the_config_line(tmp_path: Path) -> None:
+    p = write_config(tmp_path, f"""\
+window_s: 1
+decide:
+  goal: fastest
+  matrix_dir: {DEFAULT_MATRIX_DIR}
+  hysteresis_windows: three
+""")
+    with pytest.raises(ValidationError) as e:
+        config_from_doc(load_file(p))
+    msgs = str(e.value).splitlines()
+    assert f"{p}:3: decide.goal: unknown goal (got string 'fastest'" in msgs[0]
+    assert msgs[1].startswith(f"{p}:5: decide.hysteresis_windows: wrong type (got string "
+                              "'three', expected an integer)")
+
+
+def test_config_rule_naming_a_missing_matrix(tmp_path: Path) -> None:
+    p = write_config(tmp_path, f"""\
+decide:
+  matrix_dir: {DEFAULT_MATRIX_DIR}
+  matrix_rules:
+    - match: {{rotational: true}}
+      matrices:
+        mean: ioaz-table9.yaml
+""")
+    with pytest.raises(ValidationError) as e:
+        config_from_doc(load_file(p))
+    assert str(e.value).startswith(f"{p}:6: decide.matrix_rules[0].matrices.mean: matrix file "
+                                   "not found (got 'ioaz-table9.yaml'")
+
+
+def test_config_rule_mapping_a_goal_to_a_matrix_without_it(tmp_path: Path) -> None:
+    p = write_config(tmp_path, f"""\
+decide:
+  matrix_dir: {DEFAULT_MATRIX_DIR}
+  matrix_rules:
+    - match: {{name: "sd*"}}
+      matrices: {{latency: ioaz-table1-min.yaml}}
+""")
+    with pytest.raises(ValidationError) as e:
+        load_context(config_from_doc(load_file(p)))
+    assert str(e.value).startswith(f"{p}:4: rule 1 (name=sd*): goal latency mapped to "
+                                   "ioaz-table1-min.yaml, which has no latency table")
+
+
+def test_config_with_a_broken_matrix_refuses_with_the_matrix_line(tmp_path: Path) -> None:
+    mdir = tmp_path / "m"
+    mdir.mkdir()
+    (mdir / "t1.yaml").write_text(TABLE1.replace("16+/random/read: fcfs", "16+/random/read: as"))
+    (mdir / "policies.yaml").write_text(POLICIES)
+    p = write_config(tmp_path, """\
+decide:
+  matrix_dir: m
+  policies: m/policies.yaml
+  matrix_rules:
+    - matrices: {min: t1.yaml}
+""")
+    issues = validate_file(p)
+    assert len(issues) == 1
+    assert issues[0].file == str(mdir / "t1.yaml")
+    assert issues[0].line == line_of(TABLE1, "16+/random/read: fcfs")
+    assert "unknown policy (got string 'as'" in issues[0].message
+
+
+def test_validate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ioaz.decide.validate import main
+    p, _ = broken(tmp_path, "1/random/write: deadline", "1/random/write: dead")
+    assert main([str(DEFAULT_MATRIX_DIR / "ioaz-table2-max.yaml"), str(p)]) == 1
+    out = capsys.readouterr()
+    assert "ioaz-table2-max.yaml: ok" in out.out
+    assert f"{p}:" in out.err and "unknown policy" in out.err
