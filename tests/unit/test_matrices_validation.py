@@ -234,3 +234,15 @@ def test_validate_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr()
     assert "ioaz-table2-max.yaml: ok" in out.out
     assert f"{p}:" in out.err and "unknown policy" in out.err
+
+
+def test_readme_config_example_is_valid(tmp_path: Path) -> None:
+    """The decide: example in decision_matrices/README.md is what administrators copy."""
+    readme = (DEFAULT_MATRIX_DIR / "README.md").read_text()
+    block = next(b for b in readme.split("```yaml\n")[1:] if b.startswith("decide:"))
+    text = block.split("```")[0].replace("/path/to/decision_matrices", str(DEFAULT_MATRIX_DIR))
+    p = write_config(tmp_path, text)
+    ctx = load_context(config_from_doc(load_file(p)))
+    cfg = ctx.config
+    assert (cfg.hysteresis_windows, cfg.min_dwell_s, cfg.cooldown_s) == (3, 5.0, 2.0)
+    assert len(cfg.matrix_rules) == 2 and len(ctx.matrices) == 6
