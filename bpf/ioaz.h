@@ -11,7 +11,7 @@
 #define IOAZ_DIRS		5	/* read, write, discard, flush, other */
 #define IOAZ_LAT_SLOTS		48	/* log2(ns): up to ~39 hours */
 #define IOAZ_SIZE_SLOTS		32	/* log2(bytes) */
-#define IOAZ_STREAMS		8	/* stream heads remembered per device */
+#define IOAZ_STREAMS		32	/* stream heads remembered per device: more than the 16+ class */
 #define IOAZ_MAX_DEVS		256
 #define IOAZ_MAX_PROCS		8192
 #define IOAZ_MAX_INFLIGHT	65536

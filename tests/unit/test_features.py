@@ -1,0 +1,175 @@
+"""Feature arithmetic from recorded snapshots: deltas, wraps, resets, histograms, classes."""
+from __future__ import annotations
+
+import pytest
+
+from ioaz.classify.classes import Thresholds, ThresholdsError, classify, load_thresholds, \
+    process_bucket
+from ioaz.classify.counters import delta, log2_percentile
+from ioaz.classify.features import active_processes, compute_features
+from ioaz.observe import Observer
+from ioaz.probe.diskstats_source import parse_diskstats
+from ioaz.probe.layout import LAT_SLOTS, SIZE_SLOTS
+from ioaz.probe.snapshot import DeviceSnapshot
+
+S = 1_000_000_000
+
+
+def snap(t_s: float, reads=0, writes=0, rbytes=0, wbytes=0, bios=0, seq=0, depth=0,
+         lat=None, procs=None, merges=0) -> DeviceSnapshot:
+    hist = [0] * LAT_SLOTS
+    for slot, n in (lat or {}).items():
+        hist[slot] = n
+    return DeviceSnapshot(name="sdx", major=8, minor=0, t_ns=int(t_s * S), source="bpf",
+                          issued=[reads, writes, 0, 0, 0], completed=[reads, writes, 0, 0, 0],
+                          issued_bytes=[rbytes, wbytes, 0, 0, 0],
+                          completed_bytes=[rbytes, wbytes, 0, 0, 0], bios=bios, bios_seq=seq,
+                          bio_merges=merges, depth_sum=depth, lat_hist=hist,
+                          size_hist=[0] * SIZE_SLOTS, procs=procs if procs is not None else {})
+
+
+def test_delta_plain_wrap_and_reset():
+    assert delta(150, 100) == 50
+    # a 64-bit counter that wrapped: small modular difference
+    assert delta(5, (1 << 64) - 10) == 15
+    # a counter that went back (probe reloaded): counted from zero
+    assert delta(7, 1_000_000) == 7
+    assert delta(3, 2**32 - 2, bits=32) == 5
+
+
+def test_percentiles_from_log2_buckets():
+    assert log2_percentile([0] * 10, 0.5) is None
+    # 100 values all in bucket 10: [1024, 2048)
+    h = [0] * 20
+    h[10] = 100
+    assert 1024 <= log2_percentile(h, 0.5) <= 2048
+    assert log2_percentile(h, 0.5) == pytest.approx(1536)
+    # 99 fast (bucket 10), 1 slow (bucket 17): p50 fast, p99 at the top of the fast bucket
+    h[10], h[17] = 99, 1
+    assert log2_percentile(h, 0.5) < 2048
+    assert log2_percentile(h, 0.999) >= 2**17
+
+
+def test_features_from_two_snapshots():
+    old = snap(10.0, reads=1000, writes=500, rbytes=4096 * 1000, wbytes=4096 * 500, bios=1500,
+               seq=100, depth=3000, procs={11: 700, 12: 800})
+    new = snap(12.0, reads=3000, writes=1500, rbytes=4096 * 3000, wbytes=4096 * 1500,
+               bios=4500, seq=2800, depth=9000, lat={14: 3000},
+               procs={11: 2200, 12: 2300, 13: 3})
+    f = compute_features(old, new, min_process_share=0.01)
+    assert f.window_s == pytest.approx(2.0)
+    assert f.iops == pytest.approx(1500)           # 3000 requests in 2 s
+    assert f.read_bytes_per_s == pytest.approx(4096 * 1000)
+    assert f.write_bytes_per_s == pytest.approx(4096 * 500)
+    assert f.read_ratio == pytest.approx(2 / 3)
+    assert f.seq_ratio == pytest.approx(2700 / 3000)
+    assert f.avg_depth == pytest.approx(2.0)       # 6000 in-flight samples over 3000 issues
+    assert f.mean_size_bytes == pytest.approx(4096)
+    assert f.processes == 2                        # pid 13 did 3 of 3003 bios: under 1%
+    assert 2**14 / 1e9 <= f.p50_latency_s < 2**15 / 1e9
+    d = f.observe_dict()
+    assert d["processes"] == 2 and d["source"] == "bpf"
+
+
+def test_idle_window_has_no_ratios_and_no_class():
+    a, b = snap(1.0), snap(2.0)
+    f = compute_features(a, b)
+    assert f.iops == 0 and f.read_ratio is None and f.seq_ratio is None
+    assert f.p50_latency_s is None and f.mean_size_bytes is None
+    assert classify(f, Thresholds()) is None
+
+
+def test_reset_counters_do_not_give_huge_rates():
+    old = snap(1.0, reads=10**9, bios=10**9, seq=10**9)
+    new = snap(2.0, reads=100, bios=100, seq=100)   # probe reloaded between windows
+    f = compute_features(old, new)
+    assert f.iops == pytest.approx(100)
+
+
+def test_process_share_and_lru_eviction():
+    # tgid 5 was evicted from the LRU and came back with a smaller count: a reset, not negative
+    assert active_processes({5: 10, 6: 1000}, {5: 900, 6: 500}, 0.01) == 2
+    assert active_processes(None, None, 0.01) is None
+    assert active_processes({}, {}, 0.01) == 0
+
+
+def test_process_buckets():
+    t = Thresholds()
+    assert [process_bucket(n, t) for n in (1, 2, 3, 4, 5, 6, 8, 11, 12, 16, 40)] == \
+        ["1", "1", "4", "4", "4", "8", "8", "8", "16+", "16+", "16+"]
+
+
+def test_diskstats_parsing_and_fallback_features():
+    line0 = "   7       0 loop0 100 10 800 50 200 20 1600 100 0 90 150 0 0 0 0 0 0"
+    line1 = "   7       0 loop0 300 30 2400 150 600 60 4800 300 2 290 650 0 0 0 0 0 0"
+    a = parse_diskstats(line0, 0)["loop0"]
+    b = parse_diskstats(line1, 2 * S)["loop0"]
+    f = compute_features(a, b)
+    assert f.source == "diskstats"
+    assert f.seq_ratio is None and f.processes is None
+    assert f.iops == pytest.approx((200 + 400) / 2)
+    assert f.read_ratio == pytest.approx(200 / 600)
+    assert f.read_bytes_per_s == pytest.approx(1600 * 512 / 2)
+    assert f.avg_depth == pytest.approx(500 / 2000)     # weighted ms / window ms
+    assert f.merge_ratio == pytest.approx(60 / (60 + 600))
+    assert f.p99_latency_s is None
+    c = classify(f, Thresholds())
+    assert c is not None and c.pattern == "random" and c.mode == "write"
+
+
+def test_diskstats_bad_line_names_the_line():
+    with pytest.raises(ValueError, match=r"/proc/diskstats:2"):
+        parse_diskstats("7 0 loop0 1 2 3 4 5 6 7 8 9 10 11\n7 1 loop1 x 2 3 4 5 6 7 8 9 10 11", 0)
+
+
+def test_thresholds_errors_name_file_and_line(tmp_path):
+    p = tmp_path / "t.yaml"
+    p.write_text("min_requests: 10\nread_min_read_ratio: 1.5\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:2: read_min_read_ratio .* 0 to 1"):
+        load_thresholds(p)
+    p.write_text("min_requests: 10\nbogus: 1\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:2: unknown setting 'bogus'"):
+        load_thresholds(p)
+    p.write_text("process_buckets: {\"1\": 2, \"4\": 1, \"8\": 11}\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:1: process_buckets bounds must increase"):
+        load_thresholds(p)
+    p.write_text("min_requests: [1,\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:\d+: YAML syntax error"):
+        load_thresholds(p)
+    assert load_thresholds().min_requests >= 0   # the shipped file loads
+
+
+class FakeSource:
+    name = "bpf"
+
+    def __init__(self, snaps):
+        self.snaps = list(snaps)
+
+    def read(self):
+        return self.snaps.pop(0)
+
+    def close(self):
+        pass
+
+
+def test_observer_reports_a_vanished_device_and_goes_on(monkeypatch):
+    from ioaz.probe import devices
+    present = {"sda", "sdb"}
+    monkeypatch.setattr(devices, "exists", lambda n, *a: n in present)
+    monkeypatch.setattr(devices, "devt_of", lambda n, *a: (8, 0))
+
+    def both(t):
+        s1, s2 = snap(t, reads=int(t * 100)), snap(t, writes=int(t * 50))
+        s1.name, s2.name = "sda", "sdb"
+        return {"sda": s1, "sdb": s2}
+
+    obs = Observer(FakeSource([both(1), both(2), {"sda": both(3)["sda"]}]), Thresholds(),
+                   ["sda", "sdb"])
+    assert obs.start() == ["sda", "sdb"]
+    w = obs.step()
+    assert sorted(f.device for f in w.features) == ["sda", "sdb"]
+    present.discard("sdb")
+    w = obs.step()
+    assert w.vanished == ["sdb"]
+    assert [f.device for f in w.features] == ["sda"]
+    assert w.features[0].iops == pytest.approx(100)
