@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fifo: strict first come, first served (Carroll 2008, section 3.1).
+ * Requests are never merged and never reordered, so the effect of merging
+ * and sorting can be measured against it.
+ */
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "ioaz_sched.h"
+
+struct fifo_data {
+	spinlock_t lock;
+	struct list_head queue;
+	unsigned long nr_queued;
+	bool set_nomerges;	/* we turned QUEUE_FLAG_NOMERGES on */
+	struct ioaz_gate gate;
+	struct ioaz_stats stats;
+	struct request_queue *q;
+};
+
+static int fifo_init_sched(struct request_queue *q, struct elevator_type *e)
+{
+	struct elevator_queue *eq;
+	struct fifo_data *fd;
+
+	eq = elevator_alloc(q, e);
+	if (!eq)
+		return -ENOMEM;
+	fd = kzalloc_node(sizeof(*fd), GFP_KERNEL, q->node);
+	if (!fd) {
+		kobject_put(&eq->kobj);
+		return -ENOMEM;
+	}
+	spin_lock_init(&fd->lock);
+	INIT_LIST_HEAD(&fd->queue);
+	fd->q = q;
+	eq->elevator_data = fd;
+
+	/*
+	 * The plug merges adjacent bios before any elevator hook is asked
+	 * (blk_attempt_plug_merge ignores allow_merge), so FIFO can only keep
+	 * its promise with the queue's nomerges flag. Restored on exit.
+	 */
+	if (!blk_queue_nomerges(q)) {
+		blk_queue_flag_set(QUEUE_FLAG_NOMERGES, q);
+		fd->set_nomerges = true;
+	}
+	q->elevator = eq;
+	return 0;
+}
+
+static void fifo_exit_sched(struct elevator_queue *e)
+{
+	struct fifo_data *fd = e->elevator_data;
+
+	WARN_ON_ONCE(!list_empty(&fd->queue));
+	if (fd->set_nomerges)
+		blk_queue_flag_clear(QUEUE_FLAG_NOMERGES, fd->q);
+	kfree(fd);
+}
+
+static bool fifo_allow_merge(struct request_queue *q, struct request *rq,
+			     struct bio *bio)
+{
+	return false;
+}
+
+static bool fifo_bio_merge(struct request_queue *q, struct bio *bio,
+			   unsigned int nr_segs)
+{
+	return false;
+}
+
+static int fifo_request_merge(struct request_queue *q, struct request **rq,
+			      struct bio *bio)
+{
+	return ELEVATOR_NO_MERGE;
+}
+
+static void fifo_prepare_request(struct request *rq)
+{
+	rq->elv.priv[0] = NULL;
+	rq->elv.priv[1] = NULL;
+}
+
+static void fifo_insert_requests(struct blk_mq_hw_ctx *hctx,
+				 struct list_head *list, ioaz_insert_t flags)
+{
+	struct fifo_data *fd = hctx->queue->elevator->elevator_data;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&fd->lock, irqflags);
+	while (!list_empty(list)) {
+		struct request *rq = list_first_entry(list, struct request,
+						      queuelist);
+
+		list_del_init(&rq->queuelist);
+		if (!(ioaz_rq_flags(rq) & IOAZ_RQ_SEEN)) {
+			ioaz_rq_set(rq, IOAZ_RQ_SEEN);
+			fd->stats.inserted++;
+		}
+		trace_block_rq_insert(rq);
+		/* a requeue or a flush goes back to the front, as it came */
+		if (IOAZ_AT_HEAD(flags))
+			list_add(&rq->queuelist, &fd->queue);
+		else
+			list_add_tail(&rq->queuelist, &fd->queue);
+		fd->nr_queued++;
+	}
+	spin_unlock_irqrestore(&fd->lock, irqflags);
+}
+
+static struct request *fifo_dispatch_request(struct blk_mq_hw_ctx *hctx)
+{
+	struct fifo_data *fd = hctx->queue->elevator->elevator_data;
+	struct request *rq = NULL;
+	unsigned long irqflags;
+
+	spin_lock_irqsave(&fd->lock, irqflags);
+	if (!list_empty(&fd->queue) && ioaz_gate_open(fd->q, &fd->gate)) {
+		rq = list_first_entry(&fd->queue, struct request, queuelist);
+		list_del_init(&rq->queuelist);
+		fd->nr_queued--;
+		fd->stats.dispatched++;
+		ioaz_gate_dispatched(&fd->gate, rq);
+	}
+	spin_unlock_irqrestore(&fd->lock, irqflags);
+	return rq;
+}
+
+static bool fifo_has_work(struct blk_mq_hw_ctx *hctx)
+{
+	struct fifo_data *fd = hctx->queue->elevator->elevator_data;
+
+	if (!READ_ONCE(fd->nr_queued))
+		return false;
+	return ioaz_gate_open(fd->q, &fd->gate);
+}
+
+static void fifo_finish_request(struct request *rq)
+{
+	struct fifo_data *fd = rq->q->elevator->elevator_data;
+
+	ioaz_gate_done(rq->q, &fd->gate, rq);
+}
+
+static void fifo_requeue_request(struct request *rq)
+{
+	fifo_finish_request(rq);
+}
+
+#define FIFO_STAT_SHOW(name)						\
+static ssize_t fifo_##name##_show(struct elevator_queue *e, char *page)	\
+{									\
+	struct fifo_data *fd = e->elevator_data;			\
+									\
+	return ioaz_show_u64(page, READ_ONCE(fd->stats.name));		\
+}
+FIFO_STAT_SHOW(inserted)
+FIFO_STAT_SHOW(dispatched)
+FIFO_STAT_SHOW(merged)
+
+static ssize_t fifo_queued_show(struct elevator_queue *e, char *page)
+{
+	struct fifo_data *fd = e->elevator_data;
+
+	return ioaz_show_u64(page, READ_ONCE(fd->nr_queued));
+}
+
+static struct elv_fs_entry fifo_attrs[] = {
+	IOAZ_STAT_ATTR(fifo, inserted),
+	IOAZ_STAT_ATTR(fifo, dispatched),
+	IOAZ_STAT_ATTR(fifo, merged),
+	IOAZ_STAT_ATTR(fifo, queued),
+	__ATTR_NULL
+};
+
+struct elevator_type ioaz_fifo_type = {
+	.ops = {
+		.init_sched		= fifo_init_sched,
+		.exit_sched		= fifo_exit_sched,
+		.allow_merge		= fifo_allow_merge,
+		.bio_merge		= fifo_bio_merge,
+		.request_merge		= fifo_request_merge,
+		.prepare_request	= fifo_prepare_request,
+		.insert_requests	= fifo_insert_requests,
+		.dispatch_request	= fifo_dispatch_request,
+		.has_work		= fifo_has_work,
+		.finish_request		= fifo_finish_request,
+		.requeue_request	= fifo_requeue_request,
+	},
+	.elevator_attrs = fifo_attrs,
+	.elevator_name = "fifo",
+	.elevator_owner = THIS_MODULE,
+};

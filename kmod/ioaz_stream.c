@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * stream: Xu & Jiang's stream scheduling (Figure 2) on the V(R) engine.
+ *
+ * No process information is used. When a request completes it becomes a
+ * parent-to-be: a later request is its child if
+ *   (arrival - completion) + service(parent, child) < service(parent, pending)
+ * where "pending" is the request the base scheduler would serve next. A chain
+ * of children of length >= stream_threshold is an established stream; after
+ * a request of an established stream completes, the disk waits for its child
+ * for at most the service time of the pending choice, a stream is served for
+ * at most stream_time_slice, and a request whose deadline passed is served at
+ * once (section 3.2: the stream layer respects Deadline's expiries).
+ * Service times come from a distance-to-time curve whose parameters are
+ * tunables (set by calibration); a backward seek costs backseek_penalty %.
+ */
+#include <linux/hrtimer.h>
+#include <linux/math.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "ioaz_sched.h"
+
+#define SS_PARENTS	32
+
+struct ss_parent {
+	sector_t pos;		/* head position after the parent was served */
+	u64 done_ns;
+	u64 svc_ns;		/* service(parent, pending) at completion */
+	u64 deadline_ns;	/* done_ns + svc_ns: no child after this */
+	unsigned int size;	/* stream length ending at this request */
+	bool used;
+};
+
+struct stream_data {
+	struct vr_data vd;	/* first: the vr sysfs knobs cast to it */
+
+	struct ss_parent parents[SS_PARENTS];
+	int wait_idx;		/* parent we idle for, or -1 */
+	u64 wait_until;
+	unsigned int wait_gen;
+	struct hrtimer timer;
+	struct request *urgent;	/* child that ended a wait: serve next */
+	bool in_stream;		/* serving an established stream */
+	u64 slice_start;
+
+	/* tunables */
+	unsigned int threshold;
+	unsigned int slice_ms;
+	unsigned int tolerance_pct;
+	unsigned int backseek_pct;
+	unsigned int svc_min_us;
+	unsigned int svc_max_us;
+	u64 svc_full_sectors;
+	unsigned int idle;
+};
+
+static inline struct stream_data *to_sd(struct vr_data *vd)
+{
+	return container_of(vd, struct stream_data, vd);
+}
+
+static inline unsigned int ss_rq_size(struct request *rq)
+{
+	return (unsigned int)(uintptr_t)rq->elv.priv[1];
+}
+
+/*
+ * calculate_service_time() of Figure 2: a square-root seek curve from
+ * svc_min_us (adjacent) to svc_max_us (svc_full_sectors or more away),
+ * backward seeks backseek_penalty % of that (section 3.2: +50 %).
+ */
+static u64 ss_service_ns(struct stream_data *sd, sector_t from, sector_t to)
+{
+	u64 dist = to >= from ? to - from : from - to;
+	u64 span = sd->svc_max_us > sd->svc_min_us ?
+		   sd->svc_max_us - sd->svc_min_us : 0;
+	u64 full = max_t(u64, sd->svc_full_sectors, 1);
+	u64 us;
+
+	if (dist >= full)
+		us = sd->svc_max_us;
+	else
+		us = sd->svc_min_us +
+		     div64_u64(span * int_sqrt64(div64_u64(dist << 20, full)),
+			       1024);
+	if (to < from)
+		us = div_u64(us * sd->backseek_pct, 100);
+	return us * NSEC_PER_USEC;
+}
+
+static void ss_end_wait(struct stream_data *sd)
+{
+	sd->wait_idx = -1;
+	sd->wait_gen++;
+	/* a running callback sees the new generation and does nothing */
+	hrtimer_try_to_cancel(&sd->timer);
+}
+
+/* Figure 2, "upon arrival of request new_R" */
+static void ss_on_arrival(struct stream_data *sd, struct request *rq, u64 now)
+{
+	unsigned int size = 1;
+	int i, best = -1;
+
+	for (i = 0; i < SS_PARENTS; i++) {
+		struct ss_parent *p = &sd->parents[i];
+		u64 cost;
+
+		if (!p->used)
+			continue;
+		if (p->deadline_ns < now) {
+			if (i != sd->wait_idx)
+				p->used = false;
+			continue;
+		}
+		cost = now - p->done_ns + ss_service_ns(sd, p->pos,
+							 blk_rq_pos(rq));
+		if (cost < p->svc_ns &&
+		    (best < 0 || p->size > sd->parents[best].size))
+			best = i;
+	}
+	if (best >= 0) {
+		size = sd->parents[best].size + 1;
+		if (best == sd->wait_idx) {
+			ss_end_wait(sd);
+			sd->urgent = rq;
+			sd->vd.stats.waits_paid++;
+		}
+		sd->parents[best].used = false;
+	}
+	rq->elv.priv[1] = (void *)(uintptr_t)min(size, 1U << 30);
+}
+
+/* Figure 2, "upon completion of request R" */
+static void ss_on_complete(struct stream_data *sd, struct request *rq, u64 now)
+{
+	struct vr_data *vd = &sd->vd;
+	sector_t pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
+	struct request *pending = vr_choose(vd);
+	struct ss_parent *p = NULL;
+	unsigned int size = ss_rq_size(rq);
+	int i, idx = 0;
+
+	for (i = 0; i < SS_PARENTS; i++) {
+		if (!sd->parents[i].used) {
+			idx = i;
+			p = &sd->parents[i];
+			break;
+		}
+		if (sd->parents[i].deadline_ns < sd->parents[idx].deadline_ns &&
+		    i != sd->wait_idx)
+			idx = i;
+	}
+	if (!p) {
+		if (idx == sd->wait_idx)
+			return;
+		p = &sd->parents[idx];
+	}
+	p->pos = pos;
+	p->done_ns = now;
+	/* no pending request: the disk is idle anyway, allow the widest window */
+	p->svc_ns = pending ? ss_service_ns(sd, pos, blk_rq_pos(pending)) :
+			      (u64)sd->svc_max_us * NSEC_PER_USEC;
+	p->deadline_ns = now + p->svc_ns;
+	p->size = size;
+	p->used = true;
+
+	if (!sd->idle || size < sd->threshold)
+		return;
+	/* Deadline's decision to serve an expired request comes first */
+	if (vd->deadlines && vr_earliest_expired(vd, now)) {
+		vd->stats.waits_cut++;
+		sd->in_stream = false;
+		return;
+	}
+	if (!sd->in_stream) {
+		sd->in_stream = true;
+		sd->slice_start = now;
+	} else if (now - sd->slice_start >=
+		   (u64)sd->slice_ms * NSEC_PER_MSEC) {
+		/* slice used up: serve the pending choice instead of waiting */
+		vd->stats.waits_cut++;
+		sd->in_stream = false;
+		return;
+	}
+	if (sd->wait_idx >= 0)
+		ss_end_wait(sd);
+	sd->wait_idx = idx;
+	sd->wait_until = now + p->svc_ns;
+	vd->stats.waits++;
+	hrtimer_start(&sd->timer, ns_to_ktime(p->svc_ns), HRTIMER_MODE_REL);
+}
+
+static enum hrtimer_restart ss_timer_fn(struct hrtimer *timer)
+{
+	struct stream_data *sd = container_of(timer, struct stream_data, timer);
+	struct request_queue *q = sd->vd.q;
+	enum hrtimer_restart ret = HRTIMER_NORESTART;
+	unsigned long irqflags;
+	bool run = false;
+
+	spin_lock_irqsave(&sd->vd.lock, irqflags);
+	if (sd->wait_idx >= 0) {
+		struct ss_parent *p = &sd->parents[sd->wait_idx];
+		u64 now = ktime_get_ns();
+
+		if ((u64)p->size * 100 >=
+		    (u64)sd->threshold * (100 + sd->tolerance_pct) &&
+		    sd->tolerance_pct) {
+			/* a long stream gets a second chance (Figure 2) */
+			u64 extra = div_u64(p->svc_ns * sd->tolerance_pct, 100);
+
+			p->svc_ns += extra;
+			p->deadline_ns = p->done_ns + p->svc_ns;
+			p->size = sd->threshold;
+			sd->wait_until = now + extra;
+			hrtimer_forward_now(timer, ns_to_ktime(extra));
+			ret = HRTIMER_RESTART;
+		} else {
+			p->used = false;
+			sd->wait_idx = -1;
+			sd->wait_gen++;
+			sd->vd.stats.waits_timeout++;
+			run = true;
+		}
+	}
+	spin_unlock_irqrestore(&sd->vd.lock, irqflags);
+	if (run)
+		blk_mq_run_hw_queues(q, true);
+	return ret;
+}
+
+static int stream_init_sched(struct request_queue *q, struct elevator_type *e)
+{
+	struct elevator_queue *eq;
+	struct stream_data *sd;
+
+	eq = elevator_alloc(q, e);
+	if (!eq)
+		return -ENOMEM;
+	sd = kzalloc_node(sizeof(*sd), GFP_KERNEL, q->node);
+	if (!sd) {
+		kobject_put(&eq->kobj);
+		return -ENOMEM;
+	}
+	vr_data_init(&sd->vd, q);
+	sd->wait_idx = -1;
+	hrtimer_init(&sd->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	sd->timer.function = ss_timer_fn;
+	/* Xu & Jiang section 3.2: threshold 4, 124 ms slice, +50 % backward */
+	sd->threshold = 4;
+	sd->slice_ms = 124;
+	sd->tolerance_pct = 50;
+	sd->backseek_pct = 150;
+	/* a 7200 rpm disk until calibration says otherwise */
+	sd->svc_min_us = 100;
+	sd->svc_max_us = 12000;
+	sd->svc_full_sectors = 1ULL << 31;
+	sd->idle = 1;
+	eq->elevator_data = sd;
+	q->elevator = eq;
+	return 0;
+}
+
+static void stream_exit_sched(struct elevator_queue *e)
+{
+	struct stream_data *sd = e->elevator_data;
+
+	hrtimer_cancel(&sd->timer);
+	WARN_ON_ONCE(sd->vd.nr_queued);
+	kfree(sd);
+}
+
+static void stream_prepare_request(struct request *rq)
+{
+	rq->elv.priv[0] = NULL;
+	rq->elv.priv[1] = NULL;
+}
+
+static void stream_insert_requests(struct blk_mq_hw_ctx *hctx,
+				   struct list_head *list, ioaz_insert_t flags)
+{
+	struct stream_data *sd = hctx->queue->elevator->elevator_data;
+	unsigned long irqflags;
+	LIST_HEAD(free);
+
+	spin_lock_irqsave(&sd->vd.lock, irqflags);
+	while (!list_empty(list)) {
+		struct request *rq = list_first_entry(list, struct request,
+						      queuelist);
+		bool fresh = !(ioaz_rq_flags(rq) & IOAZ_RQ_SEEN);
+
+		list_del_init(&rq->queuelist);
+		if (!vr_insert_one(&sd->vd, rq, IOAZ_AT_HEAD(flags), &free))
+			continue;
+		if (fresh && !IOAZ_AT_HEAD(flags))
+			ss_on_arrival(sd, rq, ktime_get_ns());
+	}
+	spin_unlock_irqrestore(&sd->vd.lock, irqflags);
+	blk_mq_free_requests(&free);
+}
+
+static struct request *ss_take(struct stream_data *sd, struct request *rq)
+{
+	if (rq == sd->urgent)
+		sd->urgent = NULL;
+	vr_remove(&sd->vd, rq);
+	vr_account_dispatch(&sd->vd, rq);
+	if (ss_rq_size(rq) < sd->threshold)
+		sd->in_stream = false;
+	return rq;
+}
+
+static struct request *stream_dispatch_request(struct blk_mq_hw_ctx *hctx)
+{
+	struct stream_data *sd = hctx->queue->elevator->elevator_data;
+	struct vr_data *vd = &sd->vd;
+	struct request *rq = NULL;
+	unsigned long irqflags;
+	u64 now;
+
+	spin_lock_irqsave(&vd->lock, irqflags);
+	if (!vd->nr_queued || !ioaz_gate_open(vd->q, &vd->gate))
+		goto out;
+	if (!list_empty(&vd->dispatch)) {
+		rq = vr_dispatch_locked(vd);
+		goto out;
+	}
+	if (sd->urgent) {
+		rq = ss_take(sd, sd->urgent);
+		goto out;
+	}
+	now = ktime_get_ns();
+	if (vd->deadlines) {
+		rq = vr_earliest_expired(vd, now);
+		if (rq) {
+			if (sd->wait_idx >= 0) {
+				ss_end_wait(sd);
+				vd->stats.waits_cut++;
+			}
+			vd->stats.expired++;
+			sd->in_stream = false;
+			rq = ss_take(sd, rq);
+			goto out;
+		}
+	}
+	if (sd->wait_idx >= 0) {
+		if (now < sd->wait_until)
+			goto out;	/* idle: the timer or the child runs us */
+		ss_end_wait(sd);
+		vd->stats.waits_timeout++;
+	}
+	rq = vr_dispatch_locked(vd);
+	if (rq && ss_rq_size(rq) < sd->threshold)
+		sd->in_stream = false;
+out:
+	spin_unlock_irqrestore(&vd->lock, irqflags);
+	return rq;
+}
+
+static bool stream_has_work(struct blk_mq_hw_ctx *hctx)
+{
+	struct stream_data *sd = hctx->queue->elevator->elevator_data;
+
+	if (!vr_has_queued(&sd->vd))
+		return false;
+	if (READ_ONCE(sd->wait_idx) >= 0 && !READ_ONCE(sd->urgent))
+		return false;
+	return ioaz_gate_open(sd->vd.q, &sd->vd.gate);
+}
+
+static void stream_finish_request(struct request *rq)
+{
+	struct stream_data *sd = rq->q->elevator->elevator_data;
+	unsigned long irqflags;
+
+	if (!(ioaz_rq_flags(rq) & IOAZ_RQ_INFLIGHT))
+		return;
+	spin_lock_irqsave(&sd->vd.lock, irqflags);
+	ss_on_complete(sd, rq, ktime_get_ns());
+	spin_unlock_irqrestore(&sd->vd.lock, irqflags);
+	ioaz_gate_done(rq->q, &sd->vd.gate, rq);
+}
+
+static void stream_requeue_request(struct request *rq)
+{
+	struct stream_data *sd = rq->q->elevator->elevator_data;
+
+	ioaz_gate_done(rq->q, &sd->vd.gate, rq);
+}
+
+static bool stream_bio_merge(struct request_queue *q, struct bio *bio,
+			     unsigned int nr_segs)
+{
+	struct stream_data *sd = q->elevator->elevator_data;
+	struct request *free = NULL;
+	unsigned long irqflags;
+	bool ret;
+
+	spin_lock_irqsave(&sd->vd.lock, irqflags);
+	ret = vr_bio_merge_locked(&sd->vd, bio, nr_segs, &free);
+	spin_unlock_irqrestore(&sd->vd.lock, irqflags);
+	if (free)
+		blk_mq_free_request(free);
+	return ret;
+}
+
+static void stream_request_merged(struct request_queue *q, struct request *req,
+				  enum elv_merge type)
+{
+	vr_request_merged_locked(q->elevator->elevator_data, req, type);
+}
+
+static void stream_requests_merged(struct request_queue *q,
+				   struct request *req, struct request *next)
+{
+	struct stream_data *sd = q->elevator->elevator_data;
+
+	if (sd->urgent == next)
+		sd->urgent = req;
+	vr_requests_merged_locked(&sd->vd, req, next);
+}
+
+#define SS_KNOB(name, field, min, max)					\
+static ssize_t ss_##name##_show(struct elevator_queue *e, char *page)	\
+{									\
+	struct stream_data *sd = e->elevator_data;			\
+									\
+	return sysfs_emit(page, "%llu\n", (u64)READ_ONCE(sd->field));	\
+}									\
+static ssize_t ss_##name##_store(struct elevator_queue *e,		\
+				 const char *page, size_t count)	\
+{									\
+	struct stream_data *sd = e->elevator_data;			\
+	u64 v;								\
+	int ret = ioaz_parse_u64(page, min, max, &v);			\
+									\
+	if (ret)							\
+		return ret;						\
+	WRITE_ONCE(sd->field, v);					\
+	return count;							\
+}
+SS_KNOB(stream_threshold, threshold, 1, 1024)
+SS_KNOB(stream_time_slice, slice_ms, 1, 60000)
+SS_KNOB(tolerance, tolerance_pct, 0, 1000)
+SS_KNOB(backseek_penalty, backseek_pct, 100, 1000)
+SS_KNOB(svc_min_us, svc_min_us, 1, 10000000)
+SS_KNOB(svc_max_us, svc_max_us, 1, 10000000)
+SS_KNOB(svc_full_sectors, svc_full_sectors, 1, 1ULL << 40)
+SS_KNOB(stream_idle, idle, 0, 1)
+
+#define SS_STAT_SHOW(name)						\
+static ssize_t sss_##name##_show(struct elevator_queue *e, char *page)	\
+{									\
+	struct stream_data *sd = e->elevator_data;			\
+									\
+	return ioaz_show_u64(page, READ_ONCE(sd->vd.stats.name));	\
+}
+SS_STAT_SHOW(inserted)
+SS_STAT_SHOW(dispatched)
+SS_STAT_SHOW(merged)
+SS_STAT_SHOW(expired)
+SS_STAT_SHOW(waits)
+SS_STAT_SHOW(waits_paid)
+SS_STAT_SHOW(waits_timeout)
+SS_STAT_SHOW(waits_cut)
+
+#define SS_ATTR(name) __ATTR(name, 0644, ss_##name##_show, ss_##name##_store)
+
+static struct elv_fs_entry stream_attrs[] = {
+	IOAZ_VR_ATTRS,
+	SS_ATTR(stream_threshold),
+	SS_ATTR(stream_time_slice),
+	SS_ATTR(tolerance),
+	SS_ATTR(backseek_penalty),
+	SS_ATTR(svc_min_us),
+	SS_ATTR(svc_max_us),
+	SS_ATTR(svc_full_sectors),
+	SS_ATTR(stream_idle),
+	IOAZ_STAT_ATTR(sss, inserted),
+	IOAZ_STAT_ATTR(sss, dispatched),
+	IOAZ_STAT_ATTR(sss, merged),
+	IOAZ_STAT_ATTR(sss, expired),
+	IOAZ_STAT_ATTR(sss, waits),
+	IOAZ_STAT_ATTR(sss, waits_paid),
+	IOAZ_STAT_ATTR(sss, waits_timeout),
+	IOAZ_STAT_ATTR(sss, waits_cut),
+	__ATTR_NULL
+};
+
+struct elevator_type ioaz_stream_type = {
+	.ops = {
+		.init_sched		= stream_init_sched,
+		.exit_sched		= stream_exit_sched,
+		.prepare_request	= stream_prepare_request,
+		.insert_requests	= stream_insert_requests,
+		.dispatch_request	= stream_dispatch_request,
+		.has_work		= stream_has_work,
+		.bio_merge		= stream_bio_merge,
+		.request_merge		= vr_request_merge,
+		.request_merged		= stream_request_merged,
+		.requests_merged	= stream_requests_merged,
+		.next_request		= elv_rb_latter_request,
+		.former_request		= elv_rb_former_request,
+		.finish_request		= stream_finish_request,
+		.requeue_request	= stream_requeue_request,
+	},
+	.elevator_attrs = stream_attrs,
+	.elevator_name = "stream",
+	.elevator_owner = THIS_MODULE,
+};
