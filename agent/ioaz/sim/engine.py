@@ -1,0 +1,389 @@
+"""The discrete-event engine: processes submit requests, a scheduler orders them, a device serves
+them; every window it emits WindowFeatures and may switch scheduler through a chooser hook.
+
+Events live in one heap of (time, sequence, fn, arg); fn(time, arg) runs when the clock reaches
+time. Nothing per request is kept after it completes (only counters and a latency histogram),
+so memory is bounded by the requests in flight and a one-hour run needs no more than a minute.
+
+Switching follows the Linux procedure the IOAZ paper describes (seeds/004_*, 3.2 and 4.3): new
+requests are blocked, the queue drains under the old scheduler (requests on the device included),
+then the new scheduler starts (after an optional fixed switch_cost_s) and the blocked requests
+enter it. Processes waiting on blocked requests stall meanwhile, which is the cost IOAZ saw.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional, Union
+
+from ioaz.classify.types import WindowFeatures
+from ioaz.sim.devices import Device
+from ioaz.sim.request import SECTOR, Request
+from ioaz.sim.schedulers import Scheduler, make_scheduler
+from ioaz.sim.workloads import Process, Workload
+
+Chooser = Callable[[WindowFeatures], Optional[str]]
+
+SEQ_STREAMS = 8          # stream heads remembered, as the probe does (bpf/ioaz.h IOAZ_STREAMS)
+SEQ_TOLERANCE = 8        # sectors: a bio within 4 KiB of a stream's end continues it
+HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
+
+
+def percentile(sorted_vals: list[float], q: float) -> Optional[float]:
+    """Nearest-rank percentile of an ascending list (None when empty)."""
+    if not sorted_vals:
+        return None
+    k = max(0, min(len(sorted_vals) - 1, math.ceil(q * len(sorted_vals)) - 1))
+    return sorted_vals[k]
+
+
+class LatencyHistogram:
+    """Log-spaced latency counts: a percentile to within HIST_PER_OCTAVE, constant memory."""
+
+    def __init__(self) -> None:
+        self.counts: dict[int, int] = {}
+        self.n = 0
+
+    def add(self, seconds: float) -> None:
+        b = int(math.log2(max(seconds, 1e-9) * 1e9) * HIST_PER_OCTAVE)
+        self.counts[b] = self.counts.get(b, 0) + 1
+        self.n += 1
+
+    def percentile(self, q: float) -> Optional[float]:
+        if not self.n:
+            return None
+        rank = max(1, math.ceil(q * self.n))
+        seen = 0
+        for b in sorted(self.counts):
+            seen += self.counts[b]
+            if seen >= rank:
+                return 2 ** ((b + 0.5) / HIST_PER_OCTAVE) / 1e9  # bucket middle
+        return None
+
+
+class _Window:
+    __slots__ = ("bios", "seq", "merges", "pids", "done", "reads", "rbytes", "wbytes", "lat",
+                 "depth_sum", "issued", "lat_hist", "size_hist")
+
+    def __init__(self) -> None:
+        self.bios = self.seq = self.merges = self.done = self.reads = 0
+        self.rbytes = self.wbytes = self.depth_sum = self.issued = 0
+        self.pids: set[int] = set()
+        self.lat: list[float] = []
+        self.lat_hist: dict[int, int] = {}
+        self.size_hist: dict[int, int] = {}
+
+
+@dataclass
+class SimResult:
+    workload: str
+    device: str
+    scheduler: str               # the starting scheduler (or "adaptive")
+    sim_s: float
+    requests: int
+    bytes: int
+    throughput_mb_s: float
+    iops: float
+    proc_mb_s: dict[str, float]  # per process
+    proc_min_mb_s: float
+    proc_max_mb_s: float
+    proc_mean_mb_s: float
+    p50_latency_s: Optional[float]   # submit to complete, what the process waits
+    p99_latency_s: Optional[float]
+    merges: int
+    wall_s: float
+    requests_per_wall_s: float
+    switches: list[dict[str, Any]] = field(default_factory=list)
+    windows: list[WindowFeatures] = field(default_factory=list)
+    scheduler_time_s: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self, windows: bool = True) -> dict[str, Any]:
+        d = asdict(self)
+        d["windows"] = [w.observe_dict() for w in self.windows] if windows else len(self.windows)
+        return d
+
+
+class Simulator:
+    def __init__(self, device: Device, scheduler: Union[str, Scheduler], workload: Workload, *,
+                 tunables: Optional[dict[str, Any]] = None, window_s: float = 1.0,
+                 chooser: Optional[Chooser] = None, switch_cost_s: float = 0.0, seed: int = 1,
+                 device_name: str = "sim0", keep_windows: bool = True) -> None:
+        self.device = device
+        self.tunables = dict(tunables or {})
+        self.sched = (make_scheduler(scheduler, device, **self.tunables)
+                      if isinstance(scheduler, str) else scheduler)
+        self.start_name = self.sched.name
+        self.workload = workload
+        self.window_s = window_s
+        self.chooser = chooser
+        self.switch_cost_s = switch_cost_s
+        self.seed = seed
+        self.device_name = device_name
+        self.keep_windows = keep_windows
+        self.heap: list[tuple[float, int, Callable[[float, Any], None], Any]] = []
+        self.seq = 0
+        self.now = 0.0
+        self.wake_at = -1.0
+        self.procs: dict[int, Process] = {}
+        self.all_procs: list[Process] = []
+        self.phase_idx = -1
+        self.live = 0                   # processes of the current phase not yet finished
+        self.finished = False
+        self.frozen = False             # switching: submissions blocked
+        self.switch_to: Optional[str] = None
+        self.switch_t0 = 0.0
+        self.blocked: list[Request] = []
+        self.switches: list[dict[str, Any]] = []
+        self.sched_since = 0.0
+        self.sched_time: dict[str, float] = {}
+        self.win = _Window()
+        self.windows: list[WindowFeatures] = []
+        self.stream_ends = [-(10**12)] * SEQ_STREAMS
+        self.stream_next = 0
+        self.hist = LatencyHistogram()
+        self.total_requests = 0
+        self.total_bytes = 0
+        self.total_merges = 0
+        self.next_pid = 1000
+        device.bind(self.at, self._on_complete)
+
+    # --- the clock -------------------------------------------------------------------------
+    def at(self, t: float, fn: Callable[[float, Any], None], arg: Any) -> None:
+        self.seq += 1
+        heapq.heappush(self.heap, (t, self.seq, fn, arg))
+
+    # --- requests --------------------------------------------------------------------------
+    def submit(self, rq: Request) -> None:
+        now = rq.submit
+        w = self.win
+        w.bios += 1
+        w.pids.add(rq.pid)
+        s = rq.sector
+        ends = self.stream_ends
+        for i in range(SEQ_STREAMS):
+            if -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
+                w.seq += 1
+                ends[i] = s + rq.nsec
+                break
+        else:
+            ends[self.stream_next] = s + rq.nsec
+            self.stream_next = (self.stream_next + 1) % SEQ_STREAMS
+        if self.frozen:
+            self.blocked.append(rq)
+            return
+        if self.sched.add(rq, now) is not None:
+            w.merges += 1
+            self.total_merges += 1
+            return
+        self._kick(now)
+
+    def _kick(self, now: float) -> None:
+        dev = self.device
+        sched = self.sched
+        while dev.can_accept():
+            r = sched.dispatch(now)
+            if r is None:
+                break
+            if r.__class__ is float:
+                if self.wake_at <= now or r < self.wake_at:
+                    self.wake_at = r  # type: ignore[assignment]
+                    self.at(r, self._wake, None)  # type: ignore[arg-type]
+                break
+            r.issue = now  # type: ignore[union-attr]
+            w = self.win
+            w.issued += 1
+            w.depth_sum += dev.inflight + 1
+            dev.submit(r, now)  # type: ignore[arg-type]
+
+    def _wake(self, now: float, _: Any) -> None:
+        if now >= self.wake_at:
+            self.wake_at = -1.0
+        self._kick(now)
+
+    def _on_complete(self, rq: Request, now: float) -> None:
+        self.sched.completed(rq, now)
+        w = self.win
+        w.done += 1
+        nbytes = rq.nsec * SECTOR
+        if rq.write:
+            w.wbytes += nbytes
+        else:
+            w.reads += 1
+            w.rbytes += nbytes
+        w.lat.append(now - rq.issue)
+        procs = self.procs
+        merged = rq.merged
+        if merged is None:
+            self.total_requests += 1
+            self.total_bytes += nbytes
+            self.hist.add(now - rq.submit)
+            p = procs.get(rq.pid)
+            if p is not None:
+                p.complete(rq, now)
+        else:
+            # the bios of a merged request complete together, each with its own size
+            rq.nsec -= sum(m.nsec for m in merged)
+            for b in [rq] + merged:
+                self.total_requests += 1
+                self.total_bytes += b.nsec * SECTOR
+                self.hist.add(now - b.submit)
+                p = procs.get(b.pid)
+                if p is not None:
+                    p.complete(b, now)
+        if self.switch_to is not None:
+            self._maybe_finish_switch(now)
+        else:
+            self._kick(now)
+
+    # --- switching -------------------------------------------------------------------------
+    def _begin_switch(self, now: float, name: str) -> None:
+        make_scheduler(name)  # fail before blocking anything if the name is wrong
+        self.frozen = True
+        self.switch_to = name
+        self.switch_t0 = now
+        self._maybe_finish_switch(now)
+
+    def _maybe_finish_switch(self, now: float) -> None:
+        self._kick(now)  # the old scheduler drains what it holds
+        if len(self.sched) or self.device.inflight:
+            return
+        name = self.switch_to
+        assert name is not None
+        old = self.sched.name
+        self._account(now)
+        self.sched = make_scheduler(name, self.device, **self._tunables_for(name))
+        self.switch_to = None
+        self.switches.append({"t": self.switch_t0, "from": old, "to": name,
+                              "drain_s": now - self.switch_t0, "blocked": len(self.blocked)})
+        if self.switch_cost_s > 0:
+            self.at(now + self.switch_cost_s, self._unblock, None)
+        else:
+            self._unblock(now, None)
+
+    def _tunables_for(self, name: str) -> dict[str, Any]:
+        cls = make_scheduler(name).__class__
+        return {k: v for k, v in self.tunables.items() if k in cls.DEFAULTS}
+
+    def _unblock(self, now: float, _: Any) -> None:
+        self.frozen = False
+        blocked, self.blocked = self.blocked, []
+        for rq in blocked:
+            if self.sched.add(rq, now) is not None:
+                self.win.merges += 1
+                self.total_merges += 1
+        self._kick(now)
+
+    def _account(self, now: float) -> None:
+        n = self.sched.name
+        self.sched_time[n] = self.sched_time.get(n, 0.0) + now - self.sched_since
+        self.sched_since = now
+
+    # --- windows -------------------------------------------------------------------------
+    def features(self, now: float, span: float) -> WindowFeatures:
+        w = self.win
+        lat = sorted(w.lat)
+        done = w.done
+        for x in lat:
+            b = int(math.log2(max(x, 1e-9) * 1e9))
+            w.lat_hist[b] = w.lat_hist.get(b, 0) + 1
+        return WindowFeatures(
+            device=self.device_name, window_s=span,
+            iops=done / span,
+            read_bytes_per_s=w.rbytes / span, write_bytes_per_s=w.wbytes / span,
+            read_ratio=w.reads / done if done else None,
+            seq_ratio=w.seq / w.bios if w.bios else None,
+            processes=len(w.pids),
+            avg_depth=w.depth_sum / w.issued if w.issued else None,
+            mean_size_bytes=(w.rbytes + w.wbytes) / done if done else None,
+            p50_latency_s=percentile(lat, 0.50), p99_latency_s=percentile(lat, 0.99),
+            merge_ratio=w.merges / w.bios if w.bios else None,
+            source="sim", requests=done, latency_hist=w.lat_hist)
+
+    def _window(self, now: float, _: Any) -> None:
+        f = self.features(now, self.window_s)
+        self.win = _Window()
+        if self.keep_windows:
+            self.windows.append(f)
+        if self.chooser is not None and self.switch_to is None and not self.frozen:
+            name = self.chooser(f)
+            if name and name != self.sched.name:
+                self._begin_switch(now, name)
+        if not self.finished:
+            self.at(now + self.window_s, self._window, None)
+
+    # --- phases --------------------------------------------------------------------------
+    def _start_phase(self, now: float, idx: Any) -> None:
+        for p in self.procs.values():
+            p.stop(now)
+        self.phase_idx = idx
+        if idx >= len(self.workload.phases):
+            self.finished = True
+            return
+        ph = self.workload.phases[idx]
+        self.procs = {}
+        self.live = len(ph.procs)
+        news = []
+        for spec in ph.procs:
+            p = Process(self.next_pid, spec, self, self.seed)
+            self.next_pid += 1
+            self.procs[p.pid] = p
+            self.all_procs.append(p)
+            news.append(p)
+        if ph.duration_s is not None:
+            self.at(now + ph.duration_s, self._start_phase, idx + 1)
+        for p in news:
+            p.start(now)
+
+    def process_finished(self, p: Process) -> None:
+        if p.pid not in self.procs or p.stopped:
+            return
+        self.live -= 1
+        ph = self.workload.phases[self.phase_idx]
+        if self.live == 0 and ph.duration_s is None:
+            self._start_phase(self.now, self.phase_idx + 1)
+
+    # --- running -------------------------------------------------------------------------
+    def run(self, max_s: Optional[float] = None) -> SimResult:
+        wall0 = time.perf_counter()
+        self.at(0.0, self._start_phase, 0)
+        self.at(self.window_s, self._window, None)
+        heap = self.heap
+        pop = heapq.heappop
+        limit = math.inf if max_s is None else max_s
+        while heap and not self.finished:
+            t, _, fn, arg = pop(heap)
+            if t > limit:
+                break
+            self.now = t
+            fn(t, arg)
+        end = min(self.now, limit)
+        self.now = end
+        wall = time.perf_counter() - wall0
+        self._account(end)
+        return self._result(end, wall)
+
+    def _result(self, end: float, wall: float) -> SimResult:
+        per = {}
+        for p in self.all_procs:
+            key = f"{p.pid}:{p.spec.name}"
+            per[key] = p.bytes / p.active_s / 1e6
+        vals = list(per.values()) or [0.0]
+        span = max(end, 1e-9)
+        return SimResult(
+            workload=self.workload.name, device=self.device.name,
+            scheduler="adaptive" if self.chooser else self.start_name, sim_s=end,
+            requests=self.total_requests, bytes=self.total_bytes,
+            throughput_mb_s=self.total_bytes / span / 1e6, iops=self.total_requests / span,
+            proc_mb_s=per, proc_min_mb_s=min(vals), proc_max_mb_s=max(vals),
+            proc_mean_mb_s=sum(vals) / len(vals),
+            p50_latency_s=self.hist.percentile(0.5), p99_latency_s=self.hist.percentile(0.99),
+            merges=self.total_merges, wall_s=wall,
+            requests_per_wall_s=self.total_requests / wall if wall > 0 else 0.0,
+            switches=self.switches, windows=self.windows, scheduler_time_s=self.sched_time)
+
+
+def simulate(device: Device, scheduler: str, workload: Workload, **kw: Any) -> SimResult:
+    max_s = kw.pop("max_s", None)
+    return Simulator(device, scheduler, workload, **kw).run(max_s)

@@ -1,0 +1,43 @@
+"""The simulated I/O schedulers, by the names the papers and ioaz's policies use."""
+from __future__ import annotations
+
+from typing import Any
+
+from ioaz.sim.schedulers.anticipatory import Anticipatory
+from ioaz.sim.schedulers.base import Scheduler
+from ioaz.sim.schedulers.cfq import CFQ
+from ioaz.sim.schedulers.deadline import Deadline
+from ioaz.sim.schedulers.fifo import Fifo, Noop
+from ioaz.sim.schedulers.stream import Stream
+from ioaz.sim.schedulers.vr import VR
+
+# name -> (class, preset tunables). sstf and scan are V(R) at its two ends (Carroll 3.2);
+# fcfs is the IOAZ papers' name for fifo, as is "none" for today's no-op scheduler.
+SCHEDULERS: dict[str, tuple[type[Scheduler], dict[str, Any]]] = {
+    "fifo": (Fifo, {}),
+    "fcfs": (Fifo, {}),
+    "noop": (Noop, {}),
+    "none": (Noop, {}),
+    "deadline": (Deadline, {}),
+    "vr": (VR, {}),
+    "sstf": (VR, {"rev_penalty": 1}),
+    "scan": (VR, {"rev_penalty": 0}),
+    "anticipatory": (Anticipatory, {}),
+    "as": (Anticipatory, {}),
+    "cfq": (CFQ, {}),
+    "bfq": (CFQ, {}),
+    "stream": (Stream, {}),
+}
+
+
+def make_scheduler(name: str, device: Any = None, **tunables: Any) -> Scheduler:
+    try:
+        cls, preset = SCHEDULERS[name]
+    except KeyError:
+        raise ValueError(f"unknown scheduler {name!r}; known: {', '.join(sorted(SCHEDULERS))}") from None
+    sched = cls(device, **{**preset, **tunables})
+    sched.name = name
+    return sched
+
+
+__all__ = ["SCHEDULERS", "Scheduler", "make_scheduler"]

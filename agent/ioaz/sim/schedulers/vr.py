@@ -1,0 +1,95 @@
+"""V(R) (Carroll 3.2, Table 3.1): SSTF with a penalty for reversing the head direction.
+
+One sector-sorted queue for reads and writes together. From the head (the end of the last
+dispatched request) the candidates are the first request at or after it and the last one before
+it; the distance against the current direction is multiplied by rev_penalty (Carroll divides the
+other one; the comparison is the same). rev_penalty 1 is SSTF, 0 is SCAN (never reverse while a
+request lies ahead). Ties keep the current direction. Deadlines (sync_expire, async_expire) are
+checked only between batches of fifo_batch requests, the expired request starting the new batch,
+to avoid the deadline avalanche.
+"""
+from __future__ import annotations
+
+from collections import deque
+from typing import Optional
+
+from ioaz.sim.request import Request
+from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
+
+
+class VR(Scheduler):
+    name = "vr"
+    DEFAULTS = {"rev_penalty": 10, "fifo_batch": 16, "sync_expire_ms": 500.0,
+                "async_expire_ms": 5000.0, "deadlines": 1}
+
+    def __init__(self, device: object = None, head_sector: int = 0, direction_up: bool = True,
+                 **tunables: object) -> None:
+        super().__init__(device, **tunables)
+        self.sorted = SortedQueue()
+        self.fifo: tuple[deque[Request], deque[Request]] = (deque(), deque())  # sync, async
+        self.head = head_sector
+        self.up = direction_up
+        self.batching = 0
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, rq: Request, now: float) -> Optional[Request]:
+        tgt = self.back_merge(rq)
+        if tgt is not None:
+            return tgt
+        self._stamp(rq)
+        rq.deadline = now + (self.t["sync_expire_ms"] if rq.sync else self.t["async_expire_ms"]) / 1e3
+        self.sorted.add(rq)
+        (self.fifo[0] if rq.sync else self.fifo[1]).append(rq)
+        self.track(rq)
+        self.n += 1
+        return None
+
+    def _expired(self, now: float) -> Optional[Request]:
+        best = None
+        for f in self.fifo:
+            while f and f[0].issue != -1.0:
+                f.popleft()
+            if f and f[0].deadline <= now and (best is None or f[0].deadline < best.deadline):
+                best = f[0]
+        return best
+
+    def _nearest(self) -> Request:
+        nxt = self.sorted.at_or_after(self.head)
+        prv = self.sorted.before(self.head)
+        if nxt is None:
+            assert prv is not None
+            return prv
+        if prv is None:
+            return nxt
+        fwd, back = nxt.sector - self.head, self.head - prv.sector
+        r = self.t["rev_penalty"]
+        if self.up:
+            if r == 0:
+                return nxt
+            return nxt if fwd <= back * r else prv
+        if r == 0:
+            return prv
+        return prv if back <= fwd * r else nxt
+
+    def dispatch(self, now: float) -> Decision:
+        if self.n == 0:
+            return None
+        rq = None
+        if self.batching >= self.t["fifo_batch"] or self.batching == 0:
+            self.batching = 0
+            if self.t["deadlines"]:
+                rq = self._expired(now)
+        if rq is None:
+            rq = self._nearest()
+        self.batching += 1
+        if rq.sector != self.head:
+            self.up = rq.sector > self.head
+        self.head = rq.sector + rq.nsec
+        self.sorted.remove(rq)
+        self.untrack(rq)
+        rq.issue = 0.0
+        self.n -= 1
+        return rq

@@ -1,0 +1,216 @@
+"""Workloads: processes issuing requests, grouped in phases, and the papers' named workloads.
+
+A process issues synchronous requests one at a time (the next one `think` after the previous
+completes, as a process blocked in read() does) or asynchronous ones keeping `depth` in flight
+(write-back, AIO). Positions follow a pattern (seq, rand) inside the process's region.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional
+
+from ioaz.sim.request import SECTOR, Request
+
+GB = 10**9 // SECTOR        # sectors per decimal GB
+KIB = 1024 // SECTOR
+
+
+@dataclass
+class ProcSpec:
+    name: str = "p"
+    op: str = "read"             # read | write | mixed
+    read_fraction: float = 0.5   # for mixed
+    pattern: str = "seq"         # seq | rand
+    size_kb: float = 4.0
+    sync: bool = True            # True: one request at a time
+    depth: int = 1               # requests kept in flight when not sync
+    think_ms: float = 0.0
+    host_us: float = 20.0        # completion-to-next-submit cost of the host (syscall, wakeup)
+    region_gb: float = 0.0       # where the process's file starts
+    span_gb: float = 1.0         # how big it is
+    backward: bool = False       # seq going down
+    count: Optional[int] = None  # requests to issue; None: until the phase ends
+
+    def __post_init__(self) -> None:
+        if self.op not in ("read", "write", "mixed"):
+            raise ValueError(f"process {self.name}: op {self.op!r} not read|write|mixed")
+        if self.pattern not in ("seq", "rand"):
+            raise ValueError(f"process {self.name}: pattern {self.pattern!r} not seq|rand")
+        if self.size_kb <= 0 or self.span_gb <= 0 or self.depth < 1:
+            raise ValueError(f"process {self.name}: size_kb, span_gb and depth must be positive")
+
+
+@dataclass
+class Phase:
+    duration_s: Optional[float]          # None: until every process has issued its count
+    procs: list[ProcSpec] = field(default_factory=list)
+    name: str = ""
+
+
+@dataclass
+class Workload:
+    name: str
+    phases: list[Phase]
+
+
+class Process:
+    """A running ProcSpec. The engine calls start(), then complete() for each request."""
+
+    __slots__ = ("pid", "spec", "sim", "rng", "nsec", "lo", "hi", "pos", "issued", "stop_at",
+                 "stopped", "outstanding", "bytes", "done", "start_t", "end_t", "lat_sum",
+                 "lat_max", "delay", "_rid", "write_fixed")
+
+    def __init__(self, pid: int, spec: ProcSpec, sim: Any, seed: int) -> None:
+        self.pid = pid
+        self.spec = spec
+        self.sim = sim
+        self.rng = random.Random(seed * 1000003 + pid)
+        self.nsec = max(1, int(spec.size_kb * KIB))
+        cap = sim.device.capacity_sectors
+        self.lo = min(int(spec.region_gb * GB), max(0, cap - self.nsec))
+        self.hi = min(cap, self.lo + max(self.nsec, int(spec.span_gb * GB)))
+        self.hi -= (self.hi - self.lo) % self.nsec
+        self.pos = self.hi - self.nsec if spec.backward else self.lo
+        self.issued = 0
+        self.stopped = False
+        self.outstanding = 0
+        self.bytes = 0
+        self.done = 0
+        self.start_t = 0.0
+        self.end_t = -1.0
+        self.lat_sum = 0.0
+        self.lat_max = 0.0
+        self.delay = (spec.think_ms / 1e3) + spec.host_us / 1e6
+        self.write_fixed: Optional[bool] = None if spec.op == "mixed" else spec.op == "write"
+        self._rid = 0
+
+    def start(self, now: float) -> None:
+        self.start_t = now
+        n = 1 if self.spec.sync else self.spec.depth
+        for _ in range(n):
+            self.issue(now)
+
+    def _next_sector(self) -> int:
+        if self.spec.pattern == "rand":
+            slots = (self.hi - self.lo) // self.nsec
+            return self.lo + self.rng.randrange(slots) * self.nsec
+        s = self.pos
+        if self.spec.backward:
+            self.pos = s - self.nsec if s - self.nsec >= self.lo else self.hi - self.nsec
+        else:
+            self.pos = s + self.nsec if s + 2 * self.nsec <= self.hi else self.lo
+        return s
+
+    def issue(self, now: float) -> None:
+        if self.stopped:
+            return
+        c = self.spec.count
+        if c is not None and self.issued >= c:
+            return
+        self.issued += 1
+        self.outstanding += 1
+        w = self.write_fixed
+        if w is None:
+            w = self.rng.random() >= self.spec.read_fraction
+        self._rid += 1
+        rq = Request(self._rid, self.pid, self._next_sector(), self.nsec, w, self.spec.sync, now)
+        self.sim.submit(rq)
+
+    def _issue_event(self, now: float, _: Any) -> None:
+        self.issue(now)
+
+    def complete(self, rq: Request, now: float) -> None:
+        self.outstanding -= 1
+        self.done += 1
+        self.bytes += rq.nsec * SECTOR
+        lat = now - rq.submit
+        self.lat_sum += lat
+        if lat > self.lat_max:
+            self.lat_max = lat
+        if self.stopped or (self.spec.count is not None and self.issued >= self.spec.count):
+            if self.outstanding == 0 and self.end_t < 0:
+                self.end_t = now
+                self.sim.process_finished(self)
+            return
+        if self.delay > 0:
+            self.sim.at(now + self.delay, self._issue_event, None)
+        else:
+            self.issue(now)
+
+    def stop(self, now: float) -> None:
+        """End of the phase: issue nothing more (requests in flight still complete)."""
+        self.stopped = True
+        if self.end_t < 0:
+            self.end_t = now
+            if self.outstanding == 0:
+                self.sim.process_finished(self)
+
+    @property
+    def active_s(self) -> float:
+        end = self.end_t if self.end_t >= 0 else self.sim.now
+        return max(1e-9, end - self.start_t)
+
+
+# --------------------------------------------------------------------------- named workloads
+
+def ioaz_category(nproc: int, pattern: str, mode: str, duration_s: float = 20.0) -> Workload:
+    """The IOAZ/IOZone categories (seeds/004_*, 3.3-3.4): nproc processes, each on its own 1 GB
+    file laid out one after the other. Reads are synchronous (a process waits for its data):
+    128 KiB for sequential (what the page cache's read-ahead turns small reads into), 4 KiB
+    random. Writes are write-back: asynchronous, 8 in flight per process, 128 KiB sequential or
+    4 KiB random."""
+    seq = pattern in ("seq", "sequential")
+    write = mode == "write"
+    procs = [ProcSpec(name=f"{'seq' if seq else 'rand'}-{mode}-{i}", op=mode,
+                      pattern="seq" if seq else "rand", size_kb=128 if seq else 4,
+                      sync=not write, depth=8 if write else 1,
+                      region_gb=1.0 + 1.2 * i, span_gb=1.0)
+             for i in range(nproc)]
+    return Workload(f"ioaz-{nproc}-{'seq' if seq else 'rand'}-{mode}",
+                    [Phase(duration_s, procs, name=f"{nproc} {pattern} {mode}")])
+
+
+def par_read(duration_s: float = 20.0, think_ms: float = 0.0) -> Workload:
+    """Xu & Jiang's par-read (seeds/002_*, 3.3): four processes each reading its own 1 GB file
+    with synchronous 4 KB requests, 50 GB between adjacent files, think time 0 by default."""
+    procs = [ProcSpec(name=f"par-read-{i}", op="read", pattern="seq", size_kb=4, sync=True,
+                      think_ms=think_ms, region_gb=10.0 + 50.0 * i, span_gb=1.0)
+             for i in range(4)]
+    return Workload("par-read", [Phase(duration_s, procs, name="par-read")])
+
+
+def phases_mix(phase_s: float = 10.0) -> Workload:
+    """A phase-changing mix: par-read, then 16 random readers, then one sequential writer, then
+    4 sequential readers."""
+    parts = [par_read(phase_s), ioaz_category(16, "rand", "read", phase_s),
+             ioaz_category(1, "seq", "write", phase_s), ioaz_category(4, "seq", "read", phase_s)]
+    return Workload("phases", [replace(p.phases[0]) for p in parts])
+
+
+def _named() -> dict[str, Callable[[float], Workload]]:
+    out: dict[str, Callable[[float], Workload]] = {
+        "par-read": lambda d: par_read(d),
+        "phases": lambda d: phases_mix(d),
+    }
+    for n in (1, 4, 8, 16):
+        for pat in ("seq", "rand"):
+            for mode in ("read", "write"):
+                out[f"ioaz-{n}-{pat}-{mode}"] = (
+                    lambda d, n=n, pat=pat, mode=mode: ioaz_category(n, pat, mode, d))
+    return out
+
+
+NAMED = _named()
+
+
+def workload_names() -> list[str]:
+    return sorted(NAMED)
+
+
+def named_workload(name: str, duration_s: float = 20.0) -> Workload:
+    """A named workload; for "phases" the duration is per phase."""
+    try:
+        return NAMED[name](duration_s)
+    except KeyError:
+        raise ValueError(f"unknown workload {name!r}; known: {', '.join(workload_names())}") from None
