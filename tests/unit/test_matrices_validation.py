@@ -246,3 +246,13 @@ def test_readme_config_example_is_valid(tmp_path: Path) -> None:
     cfg = ctx.config
     assert (cfg.hysteresis_windows, cfg.min_dwell_s, cfg.cooldown_s) == (3, 5.0, 2.0)
     assert len(cfg.matrix_rules) == 2 and len(ctx.matrices) == 6
+
+
+def test_unquoted_number_key_is_refused_with_a_hint(tmp_path: Path) -> None:
+    base = (DEFAULT_MATRIX_DIR / "ioaz-table4-processes.yaml").read_text()
+    p, text = broken(tmp_path, '    "4": anticipatory', "    4: anticipatory", base=base)
+    msgs = errors_of(p)
+    line = line_of(text, "    4: anticipatory")
+    # One table shared by three goals through an alias: one message per goal, same line.
+    assert len(msgs) == 3 and all(m.startswith(f"{p}:{line}: ") for m in msgs)
+    assert "key must be text (got integer 4, expected a quoted string)" in msgs[0]

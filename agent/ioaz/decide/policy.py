@@ -236,8 +236,8 @@ def resume(state: DeviceState, now: float) -> DeviceState:
     """Back to auto. After manual the policy in force is unknown (someone else chose it):
     forget ours and count dwell from now."""
     if state.mode is Mode.MANUAL:
-        return replace(state, mode=Mode.AUTO, policy=None, since=now, candidate=None,
-                       streak=0, note="")
+        return replace(state, mode=Mode.AUTO, pin=None, policy=None, since=now,
+                       candidate=None, streak=0, note="")
     return replace(state, mode=Mode.AUTO, pin=None, candidate=None, streak=0, note="")
 
 
