@@ -345,6 +345,59 @@ class SSD(Device):
         self._done(rq, now)
 
 
+# ------------------------------------------------------------------------- fixed service
+
+
+@dataclass
+class FixedParams:
+    name: str = "fixed"
+    capacity_gb: float = 100.0
+    service_ms: float = 1.0          # every request, whatever its size or position
+    queue_depth: int = 1
+
+
+class FixedDevice(Device):
+    """A device that takes service_ms per request, one at a time in arrival order (null_blk with
+    completion_nsec, as the dispatch-order vectors use); also the cheapest device for timing
+    the engine."""
+
+    def __init__(self, p: FixedParams) -> None:
+        super().__init__()
+        self.p = p
+        self.name = p.name
+        self.queue_depth = p.queue_depth
+        self.service = p.service_ms / 1e3
+        self._cap = int(p.capacity_gb * 1e9 / SECTOR)
+        self.queue: list[Request] = []
+        self.busy = False
+
+    @property
+    def capacity_sectors(self) -> int:
+        return self._cap
+
+    def estimate(self, distance: int, nsec: int = 8) -> float:
+        return self.service
+
+    def submit(self, rq: Request, now: float) -> None:
+        self.inflight += 1
+        if self.busy:
+            self.queue.append(rq)
+        else:
+            self.busy = True
+            assert self._at is not None
+            self._at(now + self.service, self._finish, rq)
+
+    def _finish(self, now: float, rq: Request) -> None:
+        self.inflight -= 1
+        if self.queue:
+            assert self._at is not None
+            self._at(now + self.service, self._finish, self.queue.pop(0))
+        else:
+            self.busy = False
+        assert self._done is not None
+        self._done(rq, now)
+
+
 # ---------------------------------------------------------------------------------- RAID
 
 
@@ -533,6 +586,8 @@ def device_from_dict(spec: dict[str, Any], where: str = "device") -> Device:
         return HDD(_build(HDDParams, spec, where))
     if kind == "ssd":
         return SSD(_build(SSDParams, spec, where))
+    if kind == "fixed":
+        return FixedDevice(_build(FixedParams, spec, where))
     if kind == "raid":
         spec["level"] = str(spec.get("level", "0"))
         member = spec.get("member")
@@ -540,7 +595,7 @@ def device_from_dict(spec: dict[str, Any], where: str = "device") -> Device:
             spec["member"] = _load_spec(member)
             spec["member"].pop("kind", None)
         return RAID(_build(RAIDParams, spec, where))
-    raise ValueError(f"{where}: kind {kind!r} not one of hdd, ssd, raid")
+    raise ValueError(f"{where}: kind {kind!r} not one of hdd, ssd, fixed, raid")
 
 
 def _load_spec(name_or_path: str) -> dict[str, Any]:

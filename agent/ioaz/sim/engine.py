@@ -26,8 +26,8 @@ from ioaz.sim.workloads import Process, Workload
 
 Chooser = Callable[[WindowFeatures], Optional[str]]
 
-SEQ_STREAMS = 8          # stream heads remembered, as the probe does (bpf/ioaz.h IOAZ_STREAMS)
-SEQ_TOLERANCE = 8        # sectors: a bio within 4 KiB of a stream's end continues it
+SEQ_STREAMS = 32         # stream heads remembered, as the probe does (bpf/ioaz.h IOAZ_STREAMS)
+SEQ_TOLERANCE = 64       # sectors, the probe's default seq_tolerance_sectors (bpf/ioaz.bpf.c)
 HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
 
 
@@ -147,6 +147,7 @@ class Simulator:
         self.total_bytes = 0
         self.total_merges = 0
         self.next_pid = 1000
+        self.issue_log: Optional[list[Request]] = None   # set to a list to record dispatch order
         device.bind(self.at, self._on_complete)
 
     # --- the clock -------------------------------------------------------------------------
@@ -179,6 +180,13 @@ class Simulator:
             return
         self._kick(now)
 
+    def inject(self, rq: Request) -> None:
+        """Submit a request at its own rq.submit time, outside any process (traces, vectors)."""
+        self.at(rq.submit, self._inject_event, rq)
+
+    def _inject_event(self, now: float, rq: Request) -> None:
+        self.submit(rq)
+
     def _kick(self, now: float) -> None:
         dev = self.device
         sched = self.sched
@@ -192,6 +200,8 @@ class Simulator:
                     self.at(r, self._wake, None)  # type: ignore[arg-type]
                 break
             r.issue = now  # type: ignore[union-attr]
+            if self.issue_log is not None:
+                self.issue_log.append(r)  # type: ignore[arg-type]
             w = self.win
             w.issued += 1
             w.depth_sum += dev.inflight + 1

@@ -5,8 +5,9 @@ dispatched request) the candidates are the first request at or after it and the 
 it; the distance against the current direction is multiplied by rev_penalty (Carroll divides the
 other one; the comparison is the same). rev_penalty 1 is SSTF, 0 is SCAN (never reverse while a
 request lies ahead). Ties keep the current direction. Deadlines (sync_expire, async_expire) are
-checked only between batches of fifo_batch requests, the expired request starting the new batch,
-to avoid the deadline avalanche.
+checked only when a batch starts (the first dispatch, the first after the queue ran empty, and
+after every fifo_batch dispatches), the expired request starting the new batch, to avoid the
+deadline avalanche. The exact rules are those of tests/vectors/README.md, shared with kmod/.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class VR(Scheduler):
         self.up = direction_up
         self.batching = 0
         self.n = 0
+        self.expired = 0   # dispatches forced by an expired deadline (the kernel's counter)
 
     def __len__(self) -> int:
         return self.n
@@ -56,23 +58,24 @@ class VR(Scheduler):
                 best = f[0]
         return best
 
-    def _nearest(self) -> Request:
+    def _nearest(self) -> tuple[Request, bool]:
+        """The V(R) choice and whether it lies at or after the head (the new direction)."""
         nxt = self.sorted.at_or_after(self.head)
         prv = self.sorted.before(self.head)
         if nxt is None:
             assert prv is not None
-            return prv
+            return prv, False
         if prv is None:
-            return nxt
+            return nxt, True
         fwd, back = nxt.sector - self.head, self.head - prv.sector
         r = self.t["rev_penalty"]
         if self.up:
-            if r == 0:
-                return nxt
-            return nxt if fwd <= back * r else prv
-        if r == 0:
-            return prv
-        return prv if back <= fwd * r else nxt
+            if r == 0 or fwd <= back * r:
+                return nxt, True
+            return prv, False
+        if r == 0 or back <= fwd * r:
+            return prv, False
+        return nxt, True
 
     def dispatch(self, now: float) -> Decision:
         if self.n == 0:
@@ -82,14 +85,17 @@ class VR(Scheduler):
             self.batching = 0
             if self.t["deadlines"]:
                 rq = self._expired(now)
-        if rq is None:
-            rq = self._nearest()
+        if rq is not None:
+            self.expired += 1
+            self.up = rq.sector >= self.head
+        else:
+            rq, self.up = self._nearest()
         self.batching += 1
-        if rq.sector != self.head:
-            self.up = rq.sector > self.head
         self.head = rq.sector + rq.nsec
         self.sorted.remove(rq)
         self.untrack(rq)
         rq.issue = 0.0
         self.n -= 1
+        if self.n == 0:
+            self.batching = 0  # the next dispatch after an empty queue starts a batch
         return rq
