@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 # name -> (module, one-line help). Add a line here when you add a subcommand module.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "bench": ("ioaz.lab.bench", "run benchmark suites and print/report numbers"),
+    "bench": ("ioaz.lab.bench", "run benchmark suites and print their numbers"),
 }
 
 

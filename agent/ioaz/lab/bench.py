@@ -1,0 +1,140 @@
+"""`ioaz-lab bench SUITE`: benchmarks that print numbers (targets live here, not in tests).
+
+Suites:
+  probe   overhead of the eBPF probe on a fast device (fio 4k random reads, with and without
+          the probe, alternating), and the agent's CPU per window with 8 devices.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Callable
+
+SUITES: dict[str, Callable[[argparse.Namespace], dict]] = {}
+
+
+def suite(name: str):
+    def reg(fn):
+        SUITES[name] = fn
+        return fn
+    return reg
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("suite", choices=sorted(SUITES), help="which benchmark to run")
+    p.add_argument("--rounds", type=int, default=5, help="alternations with/without (probe)")
+    p.add_argument("--seconds", type=float, default=4.0, help="length of each fio run")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+class Loops:
+    """Loop devices over files in /dev/shm, detached on exit."""
+
+    def __init__(self, n: int, size_mb: int):
+        self.n, self.size_mb, self.devs, self.files = n, size_mb, [], []
+
+    def __enter__(self) -> list[str]:
+        for _ in range(self.n):
+            f = Path("/dev/shm") / f"ioaz-bench-{uuid.uuid4().hex[:8]}.img"
+            with open(f, "wb") as fh:
+                fh.truncate(self.size_mb << 20)
+            self.files.append(f)
+            dev = subprocess.run(["losetup", "-f", "--show", str(f)], check=True,
+                                 capture_output=True, text=True).stdout.strip()
+            self.devs.append(dev)
+        return [os.path.basename(d) for d in self.devs]
+
+    def __exit__(self, *exc: object) -> None:
+        for d in self.devs:
+            subprocess.run(["losetup", "-d", d], capture_output=True)
+        for f in self.files:
+            f.unlink(missing_ok=True)
+
+
+def _fio_iops(dev: str, seconds: float, extra: tuple[str, ...] = ()) -> float:
+    cmd = ["fio", "--name=bench", f"--filename=/dev/{dev}", "--direct=1", "--rw=randread",
+           "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--numjobs=2",
+           f"--runtime={seconds}", "--time_based", "--group_reporting", "--output-format=json",
+           *extra]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    j = json.loads(out[out.index("{"):])
+    return float(j["jobs"][0]["read"]["iops"])
+
+
+@suite("probe")
+def bench_probe(args: argparse.Namespace) -> dict:
+    from ..classify.classes import load_thresholds
+    from ..observe import Observer
+    from ..probe.bpf_source import BpfSource
+
+    result: dict = {}
+    with Loops(1, 1024) as (dev,):
+        _fio_iops(dev, 1.0)  # warm the backing file's pages
+        with_p, without_p = [], []
+        for _ in range(args.rounds):
+            without_p.append(_fio_iops(dev, args.seconds))
+            with BpfSource() as src:
+                with_p.append(_fio_iops(dev, args.seconds))
+                src.read()
+        mw, mo = statistics.median(with_p), statistics.median(without_p)
+        # Two jobs keep both cores busy, so each request costs 2/iops seconds of CPU.
+        ns_per_req = (2 / mw - 2 / mo) * 1e9
+        result["overhead"] = {
+            "iops_without": without_p, "iops_with": with_p,
+            "median_without": mo, "median_with": mw,
+            "iops_loss_pct": (1 - mw / mo) * 100, "ns_per_request": ns_per_req,
+        }
+    with Loops(8, 256) as devs, BpfSource() as src:
+        loads = [subprocess.Popen(
+            ["fio", "--name=bg", f"--filename=/dev/{d}", "--direct=1", "--rw=randrw",
+             "--bs=4k", "--ioengine=psync", "--numjobs=2", "--rate_iops=500",
+             f"--runtime={args.seconds + 4}", "--time_based"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for d in devs]
+        try:
+            obs = Observer(src, load_thresholds(), devs)
+            obs.start()
+            cpu = []
+            for _ in range(int(args.seconds)):
+                time.sleep(1.0)
+                c0 = time.process_time()
+                w = obs.step()
+                cpu.append(time.process_time() - c0)
+            assert len(w.features) == 8
+        finally:
+            for p in loads:
+                p.wait()
+        result["agent_cpu_per_window_8_devices"] = {
+            "median_ms": statistics.median(cpu) * 1e3, "max_ms": max(cpu) * 1e3}
+    return result
+
+
+def _print_probe(r: dict) -> None:
+    o = r["overhead"]
+    print("probe overhead: fio 4k randread, io_uring iodepth 32, 2 jobs, loop over /dev/shm")
+    print(f"  IOPS without probe: {', '.join(f'{x:.0f}' for x in o['iops_without'])}")
+    print(f"  IOPS with probe:    {', '.join(f'{x:.0f}' for x in o['iops_with'])}")
+    print(f"  median {o['median_without']:.0f} -> {o['median_with']:.0f}: "
+          f"{o['iops_loss_pct']:.2f}% fewer IOPS (target < 2%), "
+          f"{o['ns_per_request']:.0f} ns per request")
+    a = r["agent_cpu_per_window_8_devices"]
+    print(f"agent CPU per window, 8 busy devices: median {a['median_ms']:.2f} ms, "
+          f"max {a['max_ms']:.2f} ms")
+
+
+def run(args: argparse.Namespace) -> int:
+    if os.geteuid() != 0:
+        print("ioaz-lab bench: needs root (loop devices, BPF)", file=sys.stderr)
+        return 2
+    r = SUITES[args.suite](args)
+    if args.json:
+        print(json.dumps(r, indent=2))
+    elif args.suite == "probe":
+        _print_probe(r)
+    return 0
