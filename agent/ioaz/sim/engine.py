@@ -148,6 +148,7 @@ class Simulator:
         self.total_merges = 0
         self.next_pid = 1000
         self.issue_log: Optional[list[Request]] = None   # set to a list to record dispatch order
+        self.complete_log: Optional[list[Request]] = None  # ... and every bio's completion
         device.bind(self.at, self._on_complete)
 
     # --- the clock -------------------------------------------------------------------------
@@ -225,6 +226,9 @@ class Simulator:
         w.lat.append(now - rq.issue)
         procs = self.procs
         merged = rq.merged
+        if self.complete_log is not None:
+            self.complete_log.append(rq)
+            self.complete_log.extend(merged or ())
         if merged is None:
             self.total_requests += 1
             self.total_bytes += nbytes
