@@ -1,0 +1,176 @@
+"""The ioazd configuration file (default deploy/ioaz.yaml): loaded, checked, errors as FILE:LINE.
+
+Top level:
+    window_s: 1.0                  length of a window in seconds
+    dry_run: false                 decide and log, never write to sysfs
+    probe: auto                    auto (bpf, else /proc/diskstats) | bpf | diskstats
+    devices:
+      include: ["*"]               /sys/block name globs to manage
+      exclude: ["loop*", "ram*", "zram*"]
+    raid: []                       name globs of devices that are RAID arrays (knob rules)
+    thresholds: PATH               class thresholds (default decision_matrices/thresholds.yaml)
+    state_dir: /run/ioaz           originals of changed devices, for restore after a crash
+    socket: /run/ioaz/ioaz.sock    ioazctl's socket
+    metrics: {listen: "127.0.0.1:9647"}
+    history: 500                   decisions kept for `ioazctl history`
+    decide: {...}                  see decision_matrices/README.md
+Relative paths are taken from the config file's directory.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, ThresholdsError, load_thresholds
+from ..decide import DecideContext, ValidationError, config_from_doc, load_context, load_file
+from ..decide.located import Doc, Issue, describe
+
+DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "deploy" / "ioaz.yaml"
+
+
+@dataclass
+class DaemonConfig:
+    file: str = ""
+    window_s: float = 1.0
+    dry_run: bool = False
+    probe: str = "auto"
+    include: tuple[str, ...] = ("*",)
+    exclude: tuple[str, ...] = ("loop*", "ram*", "zram*")
+    raid: tuple[str, ...] = ()
+    thresholds_file: Path = DEFAULT_THRESHOLDS
+    state_dir: Path = Path("/run/ioaz")
+    socket: Path = Path("/run/ioaz/ioaz.sock")
+    metrics_listen: Optional[str] = "127.0.0.1:9647"
+    history: int = 500
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    decide: Optional[DecideContext] = None
+
+
+class ConfigError(ValueError):
+    """The configuration (or a file it names) is wrong; str() has one FILE:LINE line each."""
+
+
+def _globs(doc: Doc, path: tuple, issues: list[Issue]) -> tuple[str, ...]:
+    v = doc.data
+    for k in path:
+        v = v.get(k) if isinstance(v, dict) else None
+    if v is None:
+        return ()
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        issues.append(doc.issue(path, f"expected a list of name globs, got {describe(v)}"))
+        return ()
+    return tuple(v)
+
+
+def load_config(path: Optional[os.PathLike | str] = None,
+                dry_run: Optional[bool] = None) -> DaemonConfig:
+    """Read, check and load everything the config names (thresholds, matrices, policies)."""
+    path = Path(path or DEFAULT_CONFIG)
+    try:
+        doc = load_file(path)
+    except ValidationError as e:
+        raise ConfigError(str(e)) from e
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from e
+    data = doc.data if doc.data is not None else {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: expected a mapping of settings, got {describe(data)}")
+    doc.data = data
+    cfg = DaemonConfig(file=str(path))
+    base = path.resolve().parent
+    issues: list[Issue] = []
+    known = {"window_s", "dry_run", "probe", "devices", "raid", "thresholds", "state_dir",
+             "socket", "metrics", "history", "decide"}
+    for key in data:
+        if key not in known:
+            issues.append(doc.issue((key,), f"unknown setting {key!r} (expected one of "
+                                    f"{', '.join(sorted(known))})", at_key=True))
+
+    def number(key: str, lo: float, hi: float, integer: bool = False) -> Any:
+        v = data.get(key)
+        ok = isinstance(v, int if integer else (int, float)) and not isinstance(v, bool)
+        if not ok or not lo <= v <= hi:
+            kind = "a whole number" if integer else "a number"
+            issues.append(doc.issue((key,), f"{key}: expected {kind} from {lo:g} to {hi:g}, "
+                                    f"got {describe(v)}"))
+            return None
+        return v
+
+    if "window_s" in data:
+        cfg.window_s = number("window_s", 0.1, 3600) or cfg.window_s
+    if "history" in data:
+        cfg.history = number("history", 1, 100000, integer=True) or cfg.history
+    if "dry_run" in data:
+        if not isinstance(data["dry_run"], bool):
+            issues.append(doc.issue(("dry_run",), f"dry_run: expected true or false, got "
+                                    f"{describe(data['dry_run'])}"))
+        else:
+            cfg.dry_run = data["dry_run"]
+    if "probe" in data:
+        if data["probe"] not in ("auto", "bpf", "diskstats"):
+            issues.append(doc.issue(("probe",), f"probe: expected auto, bpf or diskstats, got "
+                                    f"{describe(data['probe'])}"))
+        else:
+            cfg.probe = data["probe"]
+    devs = data.get("devices")
+    if devs is not None:
+        if not isinstance(devs, dict):
+            issues.append(doc.issue(("devices",), f"devices: expected a mapping with include "
+                                    f"and exclude, got {describe(devs)}"))
+        else:
+            for k in devs:
+                if k not in ("include", "exclude"):
+                    issues.append(doc.issue(("devices", k), f"devices: unknown key {k!r} "
+                                            "(expected include, exclude)", at_key=True))
+            if "include" in devs:
+                cfg.include = _globs(doc, ("devices", "include"), issues)
+            if "exclude" in devs:
+                cfg.exclude = _globs(doc, ("devices", "exclude"), issues)
+    if "raid" in data:
+        cfg.raid = _globs(doc, ("raid",), issues)
+    for key, attr in (("state_dir", "state_dir"), ("socket", "socket"),
+                      ("thresholds", "thresholds_file")):
+        if key in data:
+            v = data[key]
+            if not isinstance(v, str) or not v:
+                issues.append(doc.issue((key,), f"{key}: expected a path, got {describe(v)}"))
+            else:
+                setattr(cfg, attr, (base / v) if not os.path.isabs(v) else Path(v))
+    if "metrics" in data:
+        m = data["metrics"]
+        listen = m.get("listen") if isinstance(m, dict) else None
+        if not isinstance(m, dict) or set(m) - {"listen"}:
+            issues.append(doc.issue(("metrics",), f"metrics: expected {{listen: HOST:PORT}} "
+                                    f"or {{listen: null}}, got {describe(m)}"))
+        elif listen is not None and (not isinstance(listen, str) or ":" not in listen
+                                     or not listen.rsplit(":", 1)[1].isdigit()):
+            issues.append(doc.issue(("metrics", "listen"), f"metrics.listen: expected "
+                                    f"HOST:PORT, got {describe(listen)}"))
+        else:
+            cfg.metrics_listen = listen
+    try:
+        decide_cfg = config_from_doc(doc) if "decide" in data else config_from_doc(
+            _empty_doc(doc))
+    except ValidationError as e:
+        issues.extend(e.issues)
+        decide_cfg = None
+    if issues:
+        raise ConfigError(str(ValidationError(issues)))
+    try:
+        cfg.decide = load_context(decide_cfg)
+    except ValidationError as e:
+        raise ConfigError(str(e)) from e
+    try:
+        cfg.thresholds = load_thresholds(cfg.thresholds_file)
+    except ThresholdsError as e:
+        raise ConfigError(str(e)) from e
+    if dry_run is not None:
+        cfg.dry_run = cfg.dry_run or dry_run
+    return cfg
+
+
+def _empty_doc(doc: Doc) -> Doc:
+    """A document with an empty decide section, so its defaults apply, relative to `doc`."""
+    return Doc(file=doc.file, data={"decide": {}}, lines={(): 1, ("decide",): 1})

@@ -1,0 +1,406 @@
+"""The daemon's loop and state: observe -> decide -> actuate, one window at a time.
+
+The Daemon owns no I/O of its own choosing: the probe source, the actuator and the clock are
+handed in by main.py (the composition root), so tests can drive it window by window. Control
+calls (pin, pause, reload, ...) come from the API thread and take the same lock as a window.
+"""
+from __future__ import annotations
+
+import collections
+import fnmatch
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional
+
+from ..actuate import Actuator
+from ..actuate.types import Realisation
+from ..classify.types import WindowFeatures
+from ..decide import (Decision, DeviceState, MatrixVerdicts, Mode, initial_state,
+                      on_switch_failed, parse_scheduler_line, pause, pin, resume, set_goal, step,
+                      to_manual, unpin)
+from ..decide.matrix import GOALS
+from ..decide.rules import DeviceInfo
+from ..observe import Observer
+from ..probe import Source
+from ..probe import devices as sysblock
+from ..probe.snapshot import DeviceSnapshot
+from .config import ConfigError, DaemonConfig, load_config
+
+log = logging.getLogger("ioaz.daemon")
+
+
+class ControlError(ValueError):
+    """A control request that cannot be done: unknown device, policy, goal... (client error)."""
+
+
+@dataclass
+class SwitchRecord:
+    time: float                 # unix time
+    device: str
+    from_scheduler: Optional[str]
+    to_scheduler: Optional[str]
+    from_policy: Optional[str]
+    to_policy: Optional[str]
+    reason: str
+    why: str
+    stall_s: Optional[float]
+    ok: bool
+    dry_run: bool
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class DeviceRecord:
+    """Everything the daemon knows about one device (read by metrics and the API)."""
+
+    name: str
+    state: DeviceState
+    scheduler: Optional[str] = None            # active in the kernel, read each window
+    available: tuple[str, ...] = ()
+    features: Optional[WindowFeatures] = None  # the last window
+    snapshot: Optional[DeviceSnapshot] = None  # cumulative counters (histograms for metrics)
+    decision: Optional[Decision] = None
+    decision_time: Optional[float] = None      # unix time of the last decision
+    switches: collections.Counter = field(default_factory=collections.Counter)  # (from,to,reason)
+    stalls: list[float] = field(default_factory=list)   # seconds, every switch
+    errors: int = 0
+    last_error: Optional[str] = None
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def device_info(name: str) -> DeviceInfo:
+    rot = _read(f"/sys/block/{name}/queue/rotational")
+    size = _read(f"/sys/block/{name}/size")
+    return DeviceInfo(name=name, rotational=None if rot is None else rot == "1",
+                      size_bytes=int(size) * 512 if size and size.isdigit() else None)
+
+
+class Daemon:
+    def __init__(self, config: DaemonConfig, source: Source, actuator: Actuator,
+                 fallback_reason: Optional[str] = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time):
+        self.config = config
+        self.source = source
+        self.actuator = actuator
+        self.fallback_reason = fallback_reason
+        self.clock = clock
+        self.wall = wall
+        self.lock = threading.RLock()
+        self.devices: dict[str, DeviceRecord] = {}
+        self.history: collections.deque[dict[str, Any]] = collections.deque(
+            maxlen=config.history)
+        self.observer = Observer(source, config.thresholds, [])
+        self.provider = MatrixVerdicts(config.decide.config.matrix_rules, config.decide.matrices)
+        self.started = wall()
+        self.windows = 0
+        self.last_window_s: Optional[float] = None   # CPU-side duration of the last window
+        self.collector_up = True
+        self.collector_error: Optional[str] = None
+
+    # -- which devices ----------------------------------------------------------------
+
+    def managed(self, name: str) -> bool:
+        c = self.config
+        return any(fnmatch.fnmatchcase(name, g) for g in c.include) and not any(
+            fnmatch.fnmatchcase(name, g) for g in c.exclude)
+
+    def scan(self) -> list[str]:
+        return [d for d in sysblock.scheduled_disks() if self.managed(d)]
+
+    # -- the window ---------------------------------------------------------------------
+
+    def start(self) -> list[str]:
+        with self.lock:
+            self.observer.fixed = self.scan()
+            names = self.observer.start()
+            for n in names:
+                self._add(n)
+            log.info(json.dumps({"event": "start", "devices": names,
+                                 "source": self.source.name, "dry_run": self.config.dry_run,
+                                 "config": self.config.file}))
+            if self.fallback_reason:
+                log.warning(json.dumps({"event": "probe_fallback",
+                                        "reason": self.fallback_reason}))
+            return names
+
+    def _add(self, name: str) -> DeviceRecord:
+        rec = DeviceRecord(name=name, state=initial_state(device_info(name)))
+        self._refresh_scheduler(rec)
+        self.devices[name] = rec
+        return rec
+
+    def _refresh_scheduler(self, rec: DeviceRecord) -> None:
+        line = _read(f"/sys/block/{rec.name}/queue/scheduler")
+        if line is None:
+            return
+        names, active = parse_scheduler_line(line)
+        rec.available, rec.scheduler = tuple(names), active
+        rec.state = replace(rec.state, available=rec.available)
+
+    def window(self) -> list[Decision]:
+        """One window for every device: read, decide, act. Never raises for one device."""
+        t0 = time.process_time()
+        with self.lock:
+            self.observer.fixed = self.scan()
+            try:
+                w = self.observer.step()
+                self.collector_up, self.collector_error = True, None
+            except Exception as e:  # the probe failed this window: keep devices as they are
+                self.collector_up, self.collector_error = False, str(e)
+                log.error(json.dumps({"event": "collector_error", "error": str(e)}))
+                return []
+            for name in w.vanished:
+                self._drop(name)
+            for name in w.appeared:
+                if name not in self.devices:
+                    self._add(name)
+                    log.info(json.dumps({"event": "device_added", "device": name}))
+            decisions = []
+            for f in w.features:
+                rec = self.devices.get(f.device) or self._add(f.device)
+                try:
+                    decisions.append(self._decide_and_act(rec, f))
+                except Exception as e:  # one bad device degrades that device only
+                    rec.errors += 1
+                    rec.last_error = f"{type(e).__name__}: {e}"
+                    log.exception(json.dumps({"event": "device_error", "device": rec.name,
+                                              "error": rec.last_error}))
+            self.windows += 1
+            self.last_window_s = time.process_time() - t0
+            return decisions
+
+    def _drop(self, name: str) -> None:
+        self.devices.pop(name, None)
+        # Its originals stay in the state file: if it comes back, a restart restores it.
+        self.actuator.last_written.pop(name, None)
+        log.warning(json.dumps({"event": "device_vanished", "device": name}))
+
+    def _decide_and_act(self, rec: DeviceRecord, f: WindowFeatures) -> Decision:
+        now, wall = self.clock(), self.wall()
+        self._refresh_scheduler(rec)
+        rec.features = f
+        rec.snapshot = self.observer.prev.get(rec.name)
+        if rec.state.mode not in (Mode.MANUAL, Mode.PAUSED):
+            drift = self.actuator.check_drift(rec.name)
+            if drift:
+                why = ", ".join(f"{d.key} is {d.actual!r}, we set {d.expected!r}"
+                                for d in drift)
+                rec.state = to_manual(rec.state, f"changed behind ioaz's back: {why}")
+                log.warning(json.dumps({"event": "manual", "device": rec.name, "why": why}))
+        d = step(f, rec.state, self.config.decide.config, self.provider, now,
+                 self.config.decide.policies)
+        rec.decision, rec.decision_time = d, wall
+        if d.action != "switch":
+            rec.state = d.state
+            return d
+        res = d.resolution
+        target = res.scheduler if res else None
+        before = rec.scheduler
+        if target is None:
+            rec.state = on_switch_failed(rec.state, now)
+            self._record(rec, d, before, None, ok=False, errors=["no scheduler for the policy"])
+            return d
+        if self.config.dry_run:
+            rec.state = d.state
+            self._record(rec, d, before, target, ok=True, dry=True)
+            return d
+        raid = any(fnmatch.fnmatchcase(rec.name, g) for g in self.config.raid)
+        result = self.actuator.apply_tuned(rec.name, Realisation(target, dict(res.knobs)),
+                                           f, raid=raid)
+        if result.ok:
+            rec.state = d.state
+        else:
+            rec.state = on_switch_failed(rec.state, now)
+            rec.errors += 1
+            rec.last_error = "; ".join(result.errors)
+        if result.stall_s is not None:
+            rec.stalls.append(result.stall_s)
+            del rec.stalls[:-1000]
+        self._refresh_scheduler(rec)
+        self._record(rec, d, before, target, ok=result.ok, stall=result.stall_s,
+                     errors=result.errors, notes=result.notes)
+        return d
+
+    def _record(self, rec: DeviceRecord, d: Decision, before: Optional[str],
+                target: Optional[str], ok: bool, dry: bool = False,
+                stall: Optional[float] = None, errors: Optional[list[str]] = None,
+                notes: Optional[list[str]] = None) -> None:
+        sw = SwitchRecord(time=self.wall(), device=rec.name, from_scheduler=before,
+                          to_scheduler=target, from_policy=d.previous, to_policy=d.policy,
+                          reason=d.reason, why=d.text, stall_s=stall, ok=ok, dry_run=dry,
+                          errors=list(errors or []), notes=list(notes or []))
+        if ok and not dry:
+            rec.switches[(before or "", target or "", d.reason)] += 1
+        self.history.append({**sw.as_dict(), "class": d.workload_class, "goal": d.goal,
+                             "verdict": _verdict_dict(d), "features": d.features})
+        log.info(json.dumps({"event": "switch" if ok else "switch_failed", "device": rec.name,
+                             "from": before, "to": target, "policy": d.policy,
+                             "reason": d.reason, "why": d.text, "stall_s": stall,
+                             "dry_run": dry, "errors": sw.errors, "notes": sw.notes}))
+
+    # -- stopping -------------------------------------------------------------------------
+
+    def stop(self) -> list[dict[str, Any]]:
+        """Give every device back: originals restored, manual devices left to the admin."""
+        out = []
+        with self.lock:
+            for name, rec in self.devices.items():
+                if rec.state.mode is Mode.MANUAL:
+                    self.actuator.forget(name)
+                    out.append({"device": name, "restored": False,
+                                "why": "manual: left as the administrator set it"})
+            for r in self.actuator.restore_all():
+                out.append({"device": r.device, "restored": r.restored, "errors": r.errors})
+            log.info(json.dumps({"event": "stop", "restore": out}))
+        return out
+
+    # -- control (ioazctl) ----------------------------------------------------------------
+
+    def _rec(self, device: str) -> DeviceRecord:
+        rec = self.devices.get(device)
+        if rec is None:
+            raise ControlError(f"unknown device {device!r} (managed: "
+                               f"{', '.join(sorted(self.devices)) or 'none'})")
+        return rec
+
+    def control_pin(self, device: str, policy: str, duration_s: Optional[float]) -> dict:
+        with self.lock:
+            rec = self._rec(device)
+            if policy not in self.config.decide.policies.policies:
+                raise ControlError(f"unknown policy {policy!r} (expected one of "
+                                   f"{', '.join(sorted(self.config.decide.policies.policies))})")
+            if duration_s is not None and duration_s <= 0:
+                raise ControlError(f"pin duration must be positive, got {duration_s}")
+            rec.state = pin(rec.state, policy, self.clock(), duration_s)
+            log.info(json.dumps({"event": "pin", "device": device, "policy": policy,
+                                 "for_s": duration_s}))
+            return {"device": device, "mode": rec.state.mode.value, "policy": policy,
+                    "for_s": duration_s}
+
+    def control_unpin(self, device: str) -> dict:
+        with self.lock:
+            rec = self._rec(device)
+            rec.state = unpin(rec.state)
+            log.info(json.dumps({"event": "unpin", "device": device}))
+            return {"device": device, "mode": rec.state.mode.value}
+
+    def control_goal(self, device: str, goal: str) -> dict:
+        with self.lock:
+            rec = self._rec(device)
+            if goal not in GOALS:
+                raise ControlError(f"unknown goal {goal!r} (expected one of "
+                                   f"{', '.join(GOALS)})")
+            rec.state = set_goal(rec.state, goal)
+            log.info(json.dumps({"event": "goal", "device": device, "goal": goal}))
+            return {"device": device, "goal": goal}
+
+    def control_pause(self, device: str) -> dict:
+        with self.lock:
+            rec = self._rec(device)
+            rec.state = pause(rec.state)
+            log.info(json.dumps({"event": "pause", "device": device}))
+            return {"device": device, "mode": rec.state.mode.value}
+
+    def control_resume(self, device: str) -> dict:
+        with self.lock:
+            rec = self._rec(device)
+            was_manual = rec.state.mode is Mode.MANUAL
+            rec.state = resume(rec.state, self.clock())
+            if was_manual:
+                # The administrator's values become the new baseline to drift from.
+                self.actuator.last_written.pop(device, None)
+            log.info(json.dumps({"event": "resume", "device": device}))
+            return {"device": device, "mode": rec.state.mode.value}
+
+    def control_reload(self) -> dict:
+        """Re-read the config and everything it names; a bad file keeps the old config."""
+        with self.lock:
+            try:
+                new = load_config(self.config.file, dry_run=self.config.dry_run)
+            except ConfigError as e:
+                log.error(json.dumps({"event": "reload_rejected", "error": str(e)}))
+                raise ControlError(f"reload rejected, old configuration kept:\n{e}") from e
+            self.config = new
+            self.observer.thresholds = new.thresholds
+            self.provider = MatrixVerdicts(new.decide.config.matrix_rules, new.decide.matrices)
+            log.info(json.dumps({"event": "reload", "config": new.file}))
+            return {"reloaded": new.file}
+
+    # -- views (status, explain, history) -------------------------------------------------
+
+    def device_status(self, rec: DeviceRecord) -> dict[str, Any]:
+        d = rec.decision
+        return {
+            "device": rec.name, "mode": rec.state.mode.value, "scheduler": rec.scheduler,
+            "policy": rec.state.policy, "goal": d.goal if d else None,
+            "class": rec.features.workload_class.as_dict()
+            if rec.features and rec.features.workload_class else None,
+            "last_action": d.action if d else None, "last_reason": d.reason if d else None,
+            "decision_age_s": (self.wall() - rec.decision_time) if rec.decision_time else None,
+            "pin": {"policy": rec.state.pin.policy,
+                    "remaining_s": None if rec.state.pin.until is None
+                    else max(0.0, rec.state.pin.until - self.clock())}
+            if rec.state.pin else None,
+            "note": rec.state.note, "errors": rec.errors, "last_error": rec.last_error,
+        }
+
+    def status(self) -> dict[str, Any]:
+        with self.lock:
+            return {"source": self.source.name, "fallback_reason": self.fallback_reason,
+                    "dry_run": self.config.dry_run, "window_s": self.config.window_s,
+                    "windows": self.windows, "uptime_s": self.wall() - self.started,
+                    "config": self.config.file, "collector_up": self.collector_up,
+                    "devices": [self.device_status(r) for r in
+                                sorted(self.devices.values(), key=lambda r: r.name)]}
+
+    def explain(self, device: str) -> dict[str, Any]:
+        with self.lock:
+            rec = self._rec(device)
+            d = rec.decision
+            return {**self.device_status(rec),
+                    "features": rec.features.observe_dict() if rec.features else None,
+                    "decision": {"action": d.action, "reason": d.reason, "text": d.text,
+                                 "verdict": _verdict_dict(d),
+                                 "resolution": _resolution_dict(d)} if d else None,
+                    "state": rec.state.as_dict(),
+                    "history": [h for h in self.history if h["device"] == device][-10:]}
+
+    def history_list(self, device: Optional[str] = None, limit: int = 50) -> list[dict]:
+        with self.lock:
+            if device is not None:
+                self._rec(device)
+            items = [h for h in self.history if device is None or h["device"] == device]
+            return items[-limit:]
+
+
+def _verdict_dict(d: Decision) -> Optional[dict[str, Any]]:
+    v = d.verdict
+    if v is None:
+        return None
+    return {k: getattr(v, k) for k in ("policy", "provider", "goal", "text", "matrix", "cell",
+                                       "cell_line", "source", "source_kind")
+            if hasattr(v, k)}
+
+
+def _resolution_dict(d: Decision) -> Optional[dict[str, Any]]:
+    r = d.resolution
+    if r is None:
+        return None
+    return {"policy": r.policy, "scheduler": r.scheduler, "knobs": dict(r.knobs),
+            "fell_back": r.fell_back, "reason": r.reason}
+

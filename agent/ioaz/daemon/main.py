@@ -1,0 +1,135 @@
+"""ioazd: the daemon. The composition root: builds the probe, the actuator and the daemon
+from the configuration, recovers from a previous crash, serves the API and the metrics, runs
+one window per period, and restores every device on SIGTERM/SIGINT (SIGHUP reloads).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Optional, Sequence
+
+from ..actuate import Actuator, StateStore
+from ..actuate.recover import recover
+from ..probe import open_source
+from .config import DEFAULT_CONFIG, ConfigError, load_config
+from .core import Daemon
+
+log = logging.getLogger("ioaz.daemon")
+
+
+def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="ioazd", description=__doc__.splitlines()[0])
+    p.add_argument("--config", "-c", default=str(DEFAULT_CONFIG),
+                   help=f"configuration file (default {DEFAULT_CONFIG})")
+    p.add_argument("--dry-run", action="store_true",
+                   help="decide and log, never write to sysfs")
+    p.add_argument("--windows", type=int, default=None, metavar="N",
+                   help="stop (and restore) after N windows; default: run until signalled")
+    p.add_argument("--check", action="store_true",
+                   help="only load and check the configuration, then exit")
+    return p.parse_args(argv)
+
+
+def setup_logging() -> None:
+    # Under systemd, journald stamps each line itself: print the JSON alone.
+    fmt = "%(message)s" if os.environ.get("JOURNAL_STREAM") else \
+        "%(asctime)s %(levelname)s %(message)s"
+    logging.basicConfig(level=logging.INFO, format=fmt, stream=sys.stderr)
+
+
+def start_services(daemon: Daemon) -> list:
+    """The ioazctl socket and the Prometheus endpoint, where those modules exist."""
+    started = []
+    try:
+        from ..api.server import start_api_server
+    except ImportError:
+        pass
+    else:
+        started.append(start_api_server(daemon, daemon.config.socket))
+    if daemon.config.metrics_listen:
+        try:
+            from ..metrics.http import start_metrics_server
+        except ImportError:
+            pass
+        else:
+            started.append(start_metrics_server(daemon, daemon.config.metrics_listen))
+    return started
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
+    setup_logging()
+    try:
+        config = load_config(args.config, dry_run=args.dry_run)
+    except ConfigError as e:
+        print(f"ioazd: configuration refused:\n{e}", file=sys.stderr)
+        return 2
+    if args.check:
+        print(f"ioazd: {config.file}: configuration OK")
+        return 0
+    if args.windows is not None and args.windows < 1:
+        print(f"ioazd: --windows {args.windows}: must be at least 1", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0 and not config.dry_run:
+        print("ioazd: needs root to change schedulers (or run with --dry-run)", file=sys.stderr)
+        return 1
+
+    state = StateStore(config.state_dir)
+    actuator = Actuator(state=state)
+    if not config.dry_run:
+        for r in recover(config.state_dir, actuator=actuator):
+            log.warning(json.dumps({"event": "crash_recovery", "device": r.device,
+                                    "restored": r.restored, "vanished": r.vanished,
+                                    "errors": r.errors}))
+    try:
+        source, why = open_source(config.probe)
+    except Exception as e:
+        print(f"ioazd: probe: {e}", file=sys.stderr)
+        return 1
+
+    daemon = Daemon(config, source, actuator, fallback_reason=why)
+    stop = threading.Event()
+    reload_wanted = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    signal.signal(signal.SIGHUP, lambda *_: reload_wanted.set())
+    services = []
+    try:
+        daemon.start()
+        services = start_services(daemon)
+        n = 0
+        next_t = time.monotonic() + config.window_s
+        while not stop.is_set():
+            if stop.wait(max(0.0, next_t - time.monotonic())):
+                break
+            next_t += daemon.config.window_s
+            if reload_wanted.is_set():
+                reload_wanted.clear()
+                try:
+                    daemon.control_reload()
+                except ValueError as e:
+                    log.error(str(e))
+            daemon.window()
+            n += 1
+            if args.windows is not None and n >= args.windows:
+                break
+    finally:
+        for s in services:
+            try:
+                s.close()
+            except Exception:
+                pass
+        if not config.dry_run:
+            daemon.stop()
+        source.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
