@@ -11,7 +11,11 @@ from ioaz.actuate.actuator import Actuator, RetryPolicy
 from ioaz.actuate.recover import recover
 from ioaz.actuate.state import StateStore
 from ioaz.actuate.types import QueueSettings, Realisation
-from test_actuate_fake_kernel import FakeKernel
+
+try:  # tests/unit is a rootdir-relative directory today; a package if it gets an __init__.py
+    from test_actuate_fake_kernel import FakeKernel
+except ImportError:  # pragma: no cover
+    from .test_actuate_fake_kernel import FakeKernel
 
 
 @pytest.fixture
