@@ -10,13 +10,24 @@
 
 /*
  * Room on the device for another request? Requests that the elevator handed
- * out and that have not finished count against the driver's tag depth.
+ * out and that have not finished count against the driver tags of the
+ * hardware queues that serve ordinary I/O (poll queues only take polled
+ * requests, so they must not count: null_blk has one by default).
  */
 static unsigned int ioaz_device_depth(struct request_queue *q)
 {
-	unsigned int depth = q->tag_set ? q->tag_set->queue_depth : 1;
+	struct blk_mq_tag_set *set = q->tag_set;
+	unsigned int queues;
 
-	return max(depth, 1U) * max(q->nr_hw_queues, 1U);
+	if (!set)
+		return 1;
+	queues = set->map[HCTX_TYPE_DEFAULT].nr_queues;
+	/* separate read queues (NVMe read_queues=) have tags of their own */
+	if (set->nr_maps > HCTX_TYPE_READ &&
+	    set->map[HCTX_TYPE_READ].queue_offset !=
+	    set->map[HCTX_TYPE_DEFAULT].queue_offset)
+		queues += set->map[HCTX_TYPE_READ].nr_queues;
+	return max(set->queue_depth, 1U) * max(queues, 1U);
 }
 
 /*

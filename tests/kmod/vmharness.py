@@ -1,0 +1,246 @@
+"""Boot a Debian kernel in qemu (TCG) with our elevators, null_blk and iotool, run a shell script.
+
+The VM is a busybox initramfs: /init loads configfs, null_blk and ioaz_sched, runs the script
+given by the caller and powers off. Results come back over the serial console between
+"@@BEGIN name" and "@@END name" lines, so one boot can carry several checks.
+
+Everything downloaded or built lives in tests/kmod/work/ (git-ignored): the kernel package
+(apt-get download + dpkg -x), iotool (static), the initramfs images.
+"""
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+WORK = HERE / "work"
+KMOD = REPO / "kmod"
+KREL = os.environ.get("IOAZ_KREL", "6.1.0-56-amd64")
+
+DMESG_BAD = re.compile(r"WARNING:|BUG:|Oops|lockdep|possible circular|hung_task|"
+                       r"rcu_sched self-detected|rcu: INFO|general protection|Kernel panic|"
+                       r"Call Trace")
+
+
+class Unavailable(Exception):
+    """Something the VM needs is missing here; the test skips with this reason."""
+
+
+def headers_dir(krel: str = KREL) -> Path:
+    return Path(f"/usr/src/linux-headers-{krel}")
+
+
+def check_prerequisites(krel: str = KREL) -> None:
+    for tool in ("qemu-system-x86_64", "busybox", "cpio", "gcc", "dpkg", "apt-get"):
+        if shutil.which(tool) is None:
+            raise Unavailable(f"{tool} is not installed (`make deps` installs it)")
+    if not (headers_dir(krel) / "Makefile").exists():
+        raise Unavailable(f"linux-headers-{krel} is not installed")
+    series = ".".join(krel.split(".")[:2]).split("-")[0]
+    if not Path(f"/usr/src/linux-source-{series}.tar.xz").exists():
+        raise Unavailable(f"linux-source-{series} is not installed")
+    if not Path("/usr/lib/x86_64-linux-gnu/libc.a").exists():
+        raise Unavailable("libc6-dev (static libc) is not installed")
+
+
+def kernel_tree(krel: str = KREL) -> Path:
+    """The unpacked linux-image package: boot/vmlinuz-* and lib/modules/*."""
+    root = WORK / f"image-{krel}"
+    if (root / "boot" / f"vmlinuz-{krel}").exists():
+        return root
+    WORK.mkdir(parents=True, exist_ok=True)
+    pkg = f"linux-image-{krel}"
+    debs = sorted(WORK.glob(f"{pkg}_*.deb"))
+    if not debs:
+        r = subprocess.run(["apt-get", "download", pkg], cwd=WORK, capture_output=True,
+                           text=True)
+        debs = sorted(WORK.glob(f"{pkg}_*.deb"))
+        if r.returncode != 0 or not debs:
+            raise Unavailable(f"apt-get download {pkg} failed: {r.stderr.strip()[-300:]}")
+    tmp = WORK / f"image-{krel}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    subprocess.run(["dpkg", "-x", str(debs[-1]), str(tmp)], check=True)
+    tmp.rename(root)
+    return root
+
+
+def build_module(krel: str = KREL) -> Path:
+    r = subprocess.run(["make", "-C", str(KMOD), f"KDIR={headers_dir(krel)}"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"kmod build failed:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}")
+    ko = KMOD / "build" / krel / "ioaz_sched.ko"
+    if not ko.exists():
+        raise RuntimeError(f"kmod build made no {ko}")
+    return ko
+
+
+def build_iotool() -> Path:
+    src = HERE / "iotool.c"
+    out = WORK / "iotool"
+    if out.exists() and out.stat().st_mtime >= src.stat().st_mtime:
+        return out
+    WORK.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["gcc", "-static", "-O2", "-Wall", "-o", str(out), str(src)], check=True)
+    return out
+
+
+PRELUDE = r"""#!/bin/sh
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tracefs tracefs /sys/kernel/tracing
+mkdir -p /tmp
+T=/sys/kernel/tracing
+Q=/sys/block/nullb0/queue
+insmod /lib/modules/$(uname -r)/kernel/fs/configfs/configfs.ko
+nullb() {
+    rmmod null_blk 2>/dev/null
+    insmod /lib/modules/$(uname -r)/kernel/drivers/block/null_blk/null_blk.ko "$@" || echo "null_blk load failed"
+    i=0; while [ ! -b /dev/nullb0 ] && [ $i -lt 50 ]; do usleep 100000; i=$((i+1)); done
+}
+sched() { echo "$1" > $Q/scheduler && { [ "$1" = none ] || echo 128 > $Q/nr_requests; }; }
+trace_on() {
+    echo 0 > $T/tracing_on; echo 8192 > $T/buffer_size_kb; echo > $T/trace
+    echo 1 > $T/events/block/block_rq_issue/enable; echo 1 > $T/tracing_on
+}
+trace_off() { echo 0 > $T/tracing_on; }
+begin() { echo "@@BEGIN $1"; }
+end() { echo "@@END $1"; }
+echo "@@BOOTED"
+"""
+
+EPILOGUE = r"""
+begin dmesg; dmesg; end dmesg
+echo "@@DONE"
+poweroff -f
+"""
+
+
+def make_initramfs(name: str, script: str, files: dict[str, bytes] | None = None,
+                   krel: str = KREL) -> Path:
+    """An initramfs with busybox, the kernel's configfs/null_blk, our module and iotool."""
+    tree = kernel_tree(krel)
+    ko = build_module(krel)
+    iotool = build_iotool()
+    root = WORK / f"root-{name}"
+    shutil.rmtree(root, ignore_errors=True)
+    for d in ("bin", "sbin", "proc", "sys", "dev", "tmp", "etc"):
+        (root / d).mkdir(parents=True)
+    shutil.copy2(shutil.which("busybox") or "/bin/busybox", root / "bin" / "busybox")
+    applets = subprocess.run([str(root / "bin" / "busybox"), "--list"], capture_output=True,
+                             text=True, check=True).stdout.split()
+    for a in applets:
+        if a != "busybox":
+            (root / "bin" / a).symlink_to("busybox")
+    (root / "sbin" / "modprobe").symlink_to("../bin/busybox")
+    mods = root / "lib" / "modules" / krel
+    for rel in ("kernel/fs/configfs/configfs.ko",
+                "kernel/drivers/block/null_blk/null_blk.ko"):
+        dst = mods / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(tree / "lib" / "modules" / krel / rel, dst)
+    (mods / "extra").mkdir(parents=True)
+    shutil.copy2(ko, mods / "extra" / "ioaz_sched.ko")
+    # modules.dep and aliases so that writing "vr" to queue/scheduler loads the module
+    (mods / "modules.dep").write_text("kernel/fs/configfs/configfs.ko:\n"
+                                      "kernel/drivers/block/null_blk/null_blk.ko: "
+                                      "kernel/fs/configfs/configfs.ko\n"
+                                      "extra/ioaz_sched.ko:\n")
+    (mods / "modules.alias").write_text("alias fifo-iosched ioaz_sched\n"
+                                        "alias vr-iosched ioaz_sched\n"
+                                        "alias stream-iosched ioaz_sched\n")
+    shutil.copy2(iotool, root / "bin" / "iotool")
+    for rel, data in (files or {}).items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+    init = root / "init"
+    init.write_text(PRELUDE + script + EPILOGUE)
+    init.chmod(0o755)
+    cpio = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=root,
+                          capture_output=True, check=True).stdout
+    out = WORK / f"initrd-{name}.gz"
+    out.write_bytes(gzip.compress(cpio, compresslevel=1))
+    shutil.rmtree(root)
+    return out
+
+
+@dataclass
+class Boot:
+    console: str
+    sections: dict[str, list[str]]
+    returncode: int
+
+    def section(self, name: str) -> list[str]:
+        if name not in self.sections:
+            tail = "\n".join(self.console.splitlines()[-40:])
+            raise AssertionError(f"VM output has no section {name!r}; console tail:\n{tail}")
+        return self.sections[name]
+
+    def values(self, name: str) -> dict[str, str]:
+        """'key value' lines of a section."""
+        out = {}
+        for line in self.section(name):
+            parts = line.split(None, 1)
+            if len(parts) == 2:
+                out[parts[0]] = parts[1].strip()
+        return out
+
+    def dmesg_problems(self) -> list[str]:
+        return [line for line in self.sections.get("dmesg", []) if DMESG_BAD.search(line)]
+
+    @property
+    def finished(self) -> bool:
+        return "@@DONE" in self.console
+
+
+def parse_sections(console: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for raw in console.splitlines():
+        line = raw.rstrip("\r")
+        if line.startswith("@@BEGIN "):
+            current = line.split(None, 1)[1].strip()
+            sections[current] = []
+        elif line.startswith("@@END "):
+            current = None
+        elif current is not None:
+            sections[current].append(line)
+    return sections
+
+
+def boot(initrd: Path, timeout: float, krel: str = KREL, smp: int = 2,
+         mem_mb: int = 1024) -> Boot:
+    vmlinuz = kernel_tree(krel) / "boot" / f"vmlinuz-{krel}"
+    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-m", str(mem_mb), "-smp", str(smp),
+           "-nographic", "-no-reboot", "-kernel", str(vmlinuz), "-initrd", str(initrd),
+           "-append", "console=ttyS0 panic=-1 loglevel=4 nokaslr"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, timeout=timeout)
+        out, rc = r.stdout, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out, rc = (e.stdout or b""), -1
+    console = out.decode("utf-8", "replace")
+    (WORK / f"console-{initrd.stem}.log").write_text(console)
+    return Boot(console, parse_sections(console), rc)
+
+
+ISSUE_RE = re.compile(r"block_rq_issue: \d+,\d+ (\S+) \d+ \([^)]*\) (\d+) \+ (\d+)")
+
+
+def issued(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(sector, sectors, rwbs) of each block_rq_issue trace line, in order."""
+    out = []
+    for line in lines:
+        m = ISSUE_RE.search(line)
+        if m:
+            out.append((int(m.group(2)), int(m.group(3)), m.group(1)))
+    return out
