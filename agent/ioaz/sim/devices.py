@@ -207,7 +207,7 @@ class HDD(Device):
         s, e = rq.sector, rq.sector + rq.nsec
         act = self.active
         for seg in self.segments:
-            if seg.start <= s and e <= self._valid_end(seg, now):
+            if seg.start <= s and e <= (seg.frozen if seg.frozen >= 0 else self._valid_end(seg, now)):
                 seg.used = now
                 self.cache_hits += 1
                 return self.overhead + rq.nsec * SECTOR / self.iface_bps
@@ -235,7 +235,11 @@ class HDD(Device):
         if rq.write and self.segments:
             # Write-through: drop cached copies of what is overwritten.
             self.segments = [g for g in self.segments if g.start >= e or self._valid_end(g, now) <= s]
-        t_end = start + self.media_time(self.head_lba, s, rq.nsec)
+        if s == self.head_lba:
+            t_end = start + self.overhead + self.transfer_time(s, rq.nsec)
+        else:
+            t_end = start + (self.overhead + self.seek_time(abs(self.cylinder_of(s) - self.head_cyl))
+                             + self.rot_s / 2 + self.transfer_time(s, rq.nsec))
         self.head_lba = e
         self.head_cyl = self.cylinder_of(e)
         self.head_free = t_end

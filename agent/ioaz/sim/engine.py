@@ -95,6 +95,7 @@ class SimResult:
     merges: int
     wall_s: float
     requests_per_wall_s: float
+    cpu_s: float = 0.0           # CPU time of the run: the speed on one core, whatever the load
     switches: list[dict[str, Any]] = field(default_factory=list)
     windows: list[WindowFeatures] = field(default_factory=list)
     scheduler_time_s: dict[str, float] = field(default_factory=dict)
@@ -141,12 +142,15 @@ class Simulator:
         self.win = _Window()
         self.windows: list[WindowFeatures] = []
         self.stream_ends = [-(10**12)] * SEQ_STREAMS
+        self.stream_buckets: dict[int, set[int]] = {}
         self.stream_next = 0
         self.hist = LatencyHistogram()
         self.total_requests = 0
         self.total_bytes = 0
         self.total_merges = 0
         self.next_pid = 1000
+        self.cpu_s = 0.0
+        self.last_window_t = 0.0
         self.issue_log: Optional[list[Request]] = None   # set to a list to record dispatch order
         self.complete_log: Optional[list[Request]] = None  # ... and every bio's completion
         device.bind(self.at, self._on_complete)
@@ -157,21 +161,47 @@ class Simulator:
         heapq.heappush(self.heap, (t, self.seq, fn, arg))
 
     # --- requests --------------------------------------------------------------------------
+    def _continues_stream(self, s: int, end: int) -> bool:
+        """The probe's seq test: does a bio at s start within SEQ_TOLERANCE of the end of one of
+        the last SEQ_STREAMS streams? Stream ends are indexed by end // SEQ_TOLERANCE, so only
+        three buckets are looked at instead of every stream."""
+        ends = self.stream_ends
+        buckets = self.stream_buckets
+        b = s // SEQ_TOLERANCE
+        for bb in (b, b - 1, b + 1):
+            slots = buckets.get(bb)
+            if slots:
+                for i in slots:
+                    if -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
+                        self._move_stream(i, end)
+                        return True
+        i = self.stream_next
+        self.stream_next = (i + 1) % SEQ_STREAMS
+        self._move_stream(i, end)
+        return False
+
+    def _move_stream(self, i: int, end: int) -> None:
+        old = self.stream_ends[i] // SEQ_TOLERANCE
+        slots = self.stream_buckets.get(old)
+        if slots is not None:
+            slots.discard(i)
+            if not slots:
+                del self.stream_buckets[old]
+        self.stream_ends[i] = end
+        nb = end // SEQ_TOLERANCE
+        slots = self.stream_buckets.get(nb)
+        if slots is None:
+            self.stream_buckets[nb] = {i}
+        else:
+            slots.add(i)
+
     def submit(self, rq: Request) -> None:
         now = rq.submit
         w = self.win
         w.bios += 1
         w.pids.add(rq.pid)
-        s = rq.sector
-        ends = self.stream_ends
-        for i in range(SEQ_STREAMS):
-            if -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
-                w.seq += 1
-                ends[i] = s + rq.nsec
-                break
-        else:
-            ends[self.stream_next] = s + rq.nsec
-            self.stream_next = (self.stream_next + 1) % SEQ_STREAMS
+        if self._continues_stream(rq.sector, rq.sector + rq.nsec):
+            w.seq += 1
         if self.frozen:
             self.blocked.append(rq)
             return
@@ -317,6 +347,7 @@ class Simulator:
 
     def _window(self, now: float, _: Any) -> None:
         f = self.features(now, self.window_s)
+        self.last_window_t = now
         self.win = _Window()
         if self.keep_windows:
             self.windows.append(f)
@@ -361,6 +392,7 @@ class Simulator:
     # --- running -------------------------------------------------------------------------
     def run(self, max_s: Optional[float] = None) -> SimResult:
         wall0 = time.perf_counter()
+        cpu0 = time.process_time()
         self.at(0.0, self._start_phase, 0)
         self.at(self.window_s, self._window, None)
         heap = self.heap
@@ -374,7 +406,13 @@ class Simulator:
             fn(t, arg)
         end = min(self.now, limit)
         self.now = end
+        if end - self.last_window_t > 1e-9:
+            # the last window, partial or cut off by the end of the workload at its boundary
+            f = self.features(end, end - self.last_window_t)
+            if self.keep_windows:
+                self.windows.append(f)
         wall = time.perf_counter() - wall0
+        self.cpu_s = time.process_time() - cpu0
         self._account(end)
         return self._result(end, wall)
 
@@ -395,6 +433,7 @@ class Simulator:
             p50_latency_s=self.hist.percentile(0.5), p99_latency_s=self.hist.percentile(0.99),
             merges=self.total_merges, wall_s=wall,
             requests_per_wall_s=self.total_requests / wall if wall > 0 else 0.0,
+            cpu_s=self.cpu_s,
             switches=self.switches, windows=self.windows, scheduler_time_s=self.sched_time)
 
 

@@ -1,0 +1,51 @@
+"""How fast the simulator runs: simulated requests per second of wall time, on one core.
+
+The issue asks for at least 100,000; `ioaz-lab sim --bench` prints these numbers.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ioaz.sim.devices import load_device
+from ioaz.sim.engine import Simulator
+from ioaz.sim.workloads import Phase, ProcSpec, Workload, named_workload
+
+TARGET_REQ_PER_S = 100_000
+
+
+def _async_load(nproc: int = 4, depth: int = 8) -> Workload:
+    procs = [ProcSpec(name=f"aio-{i}", op="mixed", read_fraction=0.7, pattern="rand",
+                      size_kb=4, sync=False, depth=depth, region_gb=10.0 * i, span_gb=8)
+             for i in range(nproc)]
+    return Workload("aio-rand-mixed", [Phase(None, procs)])
+
+
+def cases() -> list[tuple[str, str, str, Any]]:
+    """(label, device, scheduler, workload factory(seconds))."""
+    return [
+        ("ssd, 4 AIO processes x 8 deep, noop", "ssd", "noop", lambda s: _async_load()),
+        ("ssd, 4 AIO processes x 8 deep, deadline", "ssd", "deadline", lambda s: _async_load()),
+        ("wd500 HDD, par-read, deadline", "wd500", "deadline", lambda s: named_workload("par-read", s)),
+        ("wd500 HDD, par-read, stream", "wd500", "stream", lambda s: named_workload("par-read", s)),
+    ]
+
+
+def measure(sim_seconds: float = 5.0) -> list[dict[str, Any]]:
+    out = []
+    for label, dev, sched, wl in cases():
+        sim = Simulator(load_device(dev), sched, wl(sim_seconds), keep_windows=False)
+        res = sim.run(max_s=sim_seconds)
+        out.append({"case": label, "requests": res.requests, "sim_s": res.sim_s,
+                    "wall_s": res.wall_s, "requests_per_wall_s": res.requests_per_wall_s,
+                    "cpu_s": res.cpu_s,
+                    "requests_per_cpu_s": res.requests / res.cpu_s if res.cpu_s > 0 else 0.0,
+                    "events": sim.seq})
+    return out
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    lines = [f"{'case':46} {'requests':>9} {'wall s':>7} {'req/s wall':>11} {'req/s CPU':>10}"]
+    for r in rows:
+        lines.append(f"{r['case']:46} {r['requests']:9d} {r['wall_s']:7.2f} "
+                     f"{r['requests_per_wall_s']:11,.0f} {r['requests_per_cpu_s']:10,.0f}")
+    return "\n".join(lines)
