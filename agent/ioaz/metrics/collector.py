@@ -1,0 +1,236 @@
+"""The Prometheus collector: every family is built on each scrape from the daemon's state.
+
+No global gauges: the daemon stays the one source of truth and a scrape sees one consistent
+moment of it (everything is read under `daemon.lock`). Names follow DESIGN.md: `ioaz_*`, base
+units (seconds, bytes), counters end in `_total`, ratios 0..1, label `device`.
+
+The BPF probe keeps cumulative log2 histograms: bucket i counts values v with 2^i <= v < 2^(i+1)
+(nanoseconds or bytes). Values are whole numbers, so that is exactly v <= 2^(i+1) - 1, which is
+the `le` we export: the Prometheus histogram is exact, not an approximation of the BPF one.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+log = logging.getLogger("ioaz.metrics")
+
+MODES = ("auto", "pinned", "manual", "paused")
+SOURCES = ("bpf", "diskstats")
+
+# Buckets below these are folded into the first exported one: 1 us of latency and 512 bytes
+# of request size are below anything a block device does, and 48 series per device is plenty.
+LAT_FIRST_SLOT = 9      # first le = (2^10 - 1) ns ~ 1.02 us
+SIZE_FIRST_SLOT = 8     # first le = 511 bytes
+
+
+LAT_LAST_SLOT = 36      # last finite le ~ 68.7 s: slower requests only matter as "+Inf"
+
+
+def log2_buckets(hist: Sequence[int], first: int, divisor: float,
+                 last: int | None = None) -> list[tuple[str, float]]:
+    """Cumulative (le, count) pairs of a log2 histogram, slots first..last, then +Inf.
+
+    `divisor` turns the slot's unit into the exported base unit (1e9 for ns -> s).
+    """
+    out: list[tuple[str, float]] = []
+    last = len(hist) - 2 if last is None else min(last, len(hist) - 2)
+    running = sum(hist[:first])
+    for i in range(first, last + 1):
+        running += hist[i]
+        out.append((repr((2 ** (i + 1) - 1) / divisor), float(running)))
+    out.append(("+Inf", float(sum(hist))))
+    return out
+
+
+class IoazCollector(Collector):
+    """Reads a running Daemon (agent/ioaz/daemon/core.py); register it with a registry."""
+
+    def __init__(self, daemon: Any):
+        self.daemon = daemon
+
+    def describe(self) -> Iterable[Metric]:
+        # Declaring nothing up front keeps registration from calling collect() on a daemon
+        # that may not have started yet.
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        d = self.daemon
+        with d.lock:
+            families = self._agent(d) + self._devices(d)
+        yield from families
+
+    # -- the agent ----------------------------------------------------------------------
+
+    def _agent(self, d: Any) -> list[Metric]:
+        up = GaugeMetricFamily("ioaz_collector_up", "1 if the last window's probe read "
+                               "succeeded, 0 if it failed (devices then keep their scheduler)")
+        up.add_metric([], 1.0 if d.collector_up else 0.0)
+        source = GaugeMetricFamily("ioaz_probe_source", "The probe source in use: 1 for the "
+                                   "active one (bpf, or diskstats after a fallback)",
+                                   labels=["source"])
+        name = getattr(d.source, "name", "unknown")
+        for s in sorted(set(SOURCES) | {name}):
+            source.add_metric([s], 1.0 if s == name else 0.0)
+        fallback = InfoMetricFamily("ioaz_probe_fallback", "Why the probe fell back to "
+                                    "/proc/diskstats (absent when it did not)")
+        if d.fallback_reason:
+            fallback.add_metric([], {"reason": str(d.fallback_reason)[:200]})
+        window = GaugeMetricFamily("ioaz_window_length_seconds",
+                                   "The configured window (analyzer period)")
+        window.add_metric([], float(d.config.window_s))
+        cpu = GaugeMetricFamily("ioaz_window_cpu_seconds",
+                                "CPU time the agent spent on its last window (read, decide, act)")
+        if d.last_window_s is not None:
+            cpu.add_metric([], float(d.last_window_s))
+        windows = CounterMetricFamily("ioaz_windows", "Windows run since the daemon started")
+        windows.add_metric([], float(d.windows))
+        dry = GaugeMetricFamily("ioaz_dry_run", "1 if ioazd decides without writing to sysfs")
+        dry.add_metric([], 1.0 if d.config.dry_run else 0.0)
+        managed = GaugeMetricFamily("ioaz_devices", "Devices ioaz manages")
+        managed.add_metric([], float(len(d.devices)))
+        return [up, source, fallback, window, cpu, windows, dry, managed]
+
+    # -- per device -----------------------------------------------------------------------
+
+    def _devices(self, d: Any) -> list[Metric]:
+        f = _DeviceFamilies()
+        now = d.wall()
+        for name in sorted(d.devices):
+            try:
+                f.add(d.devices[name], now)
+            except Exception:  # one odd record must not cost the whole scrape
+                log.exception("metrics: device %s skipped", name)
+        return f.all()
+
+
+class _DeviceFamilies:
+    def __init__(self) -> None:
+        dev = ["device"]
+        self.scheduler = GaugeMetricFamily(
+            "ioaz_device_scheduler", "The kernel scheduler of the device: 1 for the active "
+            "one, 0 for the others it offers", labels=dev + ["scheduler"])
+        self.policy = InfoMetricFamily(
+            "ioaz_device_policy", "The policy ioaz put in force and the goal it serves",
+            labels=dev + ["policy", "goal"])
+        self.state = GaugeMetricFamily(
+            "ioaz_device_state", "Who decides: auto (the matrix), pinned (an administrator's "
+            "pin), manual (changed behind ioaz's back), paused; 1 for the current one",
+            labels=dev + ["state"])
+        self.wclass = InfoMetricFamily(
+            "ioaz_device_workload_class", "The IOAZ workload class of the last window",
+            labels=dev + ["class", "processes", "pattern", "mode"])
+        self.iops = GaugeMetricFamily("ioaz_window_iops", "Completed requests per second "
+                                      "in the last window", labels=dev)
+        self.bps = GaugeMetricFamily("ioaz_window_throughput_bytes_per_second",
+                                     "Bytes per second in the last window",
+                                     labels=dev + ["direction"])
+        self.read_ratio = GaugeMetricFamily("ioaz_window_read_ratio", "Share of requests that "
+                                            "were reads (0..1)", labels=dev)
+        self.seq_ratio = GaugeMetricFamily("ioaz_window_sequential_ratio", "Share of bios "
+                                           "that continued the previous one (0..1)",
+                                           labels=dev)
+        self.procs = GaugeMetricFamily("ioaz_window_processes", "Processes that submitted "
+                                       "I/O in the last window", labels=dev)
+        self.depth = GaugeMetricFamily("ioaz_window_queue_depth", "Mean requests in flight "
+                                       "at issue in the last window", labels=dev)
+        self.size = GaugeMetricFamily("ioaz_window_request_size_bytes", "Mean request size "
+                                      "in the last window", labels=dev)
+        self.merge = GaugeMetricFamily("ioaz_window_merge_ratio", "Share of bios merged into "
+                                       "another request (0..1)", labels=dev)
+        self.lat_q = GaugeMetricFamily("ioaz_window_latency_seconds", "Request latency "
+                                       "quantiles of the last window (issue to completion)",
+                                       labels=dev + ["quantile"])
+        self.lat_hist = HistogramMetricFamily(
+            "ioaz_request_latency_seconds", "Request latency, issue to completion, since the "
+            "probe started (BPF log2 buckets)", labels=dev)
+        self.size_hist = HistogramMetricFamily(
+            "ioaz_request_size_bytes", "Request size at issue since the probe started "
+            "(BPF log2 buckets)", labels=dev)
+        self.switches = CounterMetricFamily(
+            "ioaz_switches", "Scheduler switches ioaz made, by what caused them",
+            labels=dev + ["from", "to", "reason"])
+        self.stall_last = GaugeMetricFamily(
+            "ioaz_switch_stall_seconds", "How long the queue stalled during the last "
+            "scheduler switch", labels=dev)
+        self.stall_max = GaugeMetricFamily(
+            "ioaz_switch_stall_max_seconds", "Longest queue stall of the last 1000 switches",
+            labels=dev)
+        self.age = GaugeMetricFamily("ioaz_decision_age_seconds", "Seconds since the last "
+                                     "decision for the device", labels=dev)
+        self.errors = CounterMetricFamily("ioaz_device_errors", "Failed windows or writes "
+                                          "for the device", labels=dev)
+
+    def add(self, rec: Any, now: float) -> None:
+        n = rec.name
+        active = rec.scheduler
+        for s in sorted(set(rec.available) | ({active} if active else set())):
+            self.scheduler.add_metric([n, s], 1.0 if s == active else 0.0)
+        st = rec.state
+        mode = getattr(st.mode, "value", str(st.mode))
+        for m in MODES:
+            self.state.add_metric([n, m], 1.0 if m == mode else 0.0)
+        goal = (rec.decision.goal if rec.decision else None) or st.goal or ""
+        self.policy.add_metric([n, st.policy or "", goal], {})
+        f = rec.features
+        if f is not None:
+            self._features(n, f)
+        snap = rec.snapshot
+        if snap is not None and snap.source == "bpf":
+            self._histograms(n, snap)
+        for (frm, to, reason), count in sorted(rec.switches.items()):
+            self.switches.add_metric([n, frm, to, reason], float(count))
+        if rec.stalls:
+            self.stall_last.add_metric([n], float(rec.stalls[-1]))
+            self.stall_max.add_metric([n], float(max(rec.stalls)))
+        if rec.decision_time is not None:
+            self.age.add_metric([n], max(0.0, now - rec.decision_time))
+        self.errors.add_metric([n], float(rec.errors))
+
+    def _features(self, n: str, f: Any) -> None:
+        self.iops.add_metric([n], float(f.iops))
+        self.bps.add_metric([n, "read"], float(f.read_bytes_per_s))
+        self.bps.add_metric([n, "write"], float(f.write_bytes_per_s))
+        for fam, v in ((self.read_ratio, f.read_ratio), (self.seq_ratio, f.seq_ratio),
+                       (self.procs, f.processes), (self.depth, f.avg_depth),
+                       (self.size, f.mean_size_bytes), (self.merge, f.merge_ratio)):
+            if v is not None:   # not measurable by this source: no sample rather than a lie
+                fam.add_metric([n], float(v))
+        for q, v in (("0.5", f.p50_latency_s), ("0.99", f.p99_latency_s)):
+            if v is not None:
+                self.lat_q.add_metric([n, q], float(v))
+        c = f.workload_class
+        if c is not None:
+            self.wclass.add_metric([n, str(c), c.processes, c.pattern, c.mode], {})
+
+    def _histograms(self, n: str, snap: Any) -> None:
+        lat = log2_buckets(snap.lat_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
+        self.lat_hist.add_metric([n], lat, snap.lat_sum_ns * 1e-9)
+        size = log2_buckets(snap.size_hist, SIZE_FIRST_SLOT, 1.0)
+        self.size_hist.add_metric([n], size, float(sum(snap.issued_bytes)))
+
+    def all(self) -> list[Metric]:
+        return [self.scheduler, self.policy, self.state, self.wclass, self.iops, self.bps,
+                self.read_ratio, self.seq_ratio, self.procs, self.depth, self.size, self.merge,
+                self.lat_q, self.lat_hist, self.size_hist, self.switches, self.stall_last,
+                self.stall_max, self.age, self.errors]
+
+
+def exported_names() -> list[str]:
+    """Every metric name a scrape can carry, as PromQL sees it (histograms: the base name)."""
+    names = ["ioaz_collector_up", "ioaz_probe_source", "ioaz_probe_fallback_info",
+             "ioaz_window_length_seconds", "ioaz_window_cpu_seconds", "ioaz_windows_total",
+             "ioaz_dry_run", "ioaz_devices"]
+    suffix = {"info": "_info", "counter": "_total"}
+    names += [m.name + suffix.get(m.type, "") for m in _DeviceFamilies().all()]
+    return names

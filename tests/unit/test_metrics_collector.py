@@ -1,0 +1,210 @@
+"""The Prometheus collector on a fake daemon state: what a scrape shows an operator.
+
+The daemon's records are the real types (DeviceRecord, DeviceState, WindowFeatures,
+DeviceSnapshot); only the daemon around them is a stand-in, so no kernel is needed.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+import urllib.request
+from types import SimpleNamespace
+
+import pytest
+from ioaz.classify.types import WindowFeatures, WorkloadClass
+from ioaz.daemon.core import DeviceRecord
+from ioaz.decide import DeviceInfo, initial_state, pin
+from ioaz.metrics.collector import exported_names, log2_buckets
+from ioaz.metrics.http import make_registry, parse_listen, start_metrics_server
+from ioaz.probe.layout import LAT_SLOTS, SIZE_SLOTS
+from ioaz.probe.snapshot import DeviceSnapshot
+from prometheus_client import REGISTRY, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+NOW = 1_000_000.0
+
+
+def features(dev: str = "sdz", **over) -> WindowFeatures:
+    f = {"device": dev, "window_s": 1.0, "iops": 250.0, "read_bytes_per_s": 1024000.0,
+             "write_bytes_per_s": 0.0, "read_ratio": 1.0, "seq_ratio": 0.1, "processes": 8,
+             "avg_depth": 7.5, "mean_size_bytes": 4096.0, "p50_latency_s": 0.004,
+             "p99_latency_s": 0.02, "merge_ratio": 0.0, "source": "bpf",
+             "workload_class": WorkloadClass("8", "random", "read")}
+    f.update(over)
+    return WindowFeatures(**f)
+
+
+def snapshot(dev: str = "sdz") -> DeviceSnapshot:
+    s = DeviceSnapshot(name=dev, major=8, minor=0, t_ns=0, source="bpf")
+    s.lat_hist = [0] * LAT_SLOTS
+    s.lat_hist[12] = 30     # 4096..8191 ns
+    s.lat_hist[20] = 10     # ~1.05..2.1 ms
+    s.lat_hist[3] = 2       # below the first exported bucket: folded into it
+    s.lat_sum_ns = 30 * 6000 + 10 * 1_500_000 + 2 * 10
+    s.size_hist = [0] * SIZE_SLOTS
+    s.size_hist[12] = 40    # 4096..8191 bytes
+    s.issued_bytes = [40 * 4096, 0, 0, 0, 0]
+    return s
+
+
+def record(dev: str = "sdz", **over) -> DeviceRecord:
+    st = initial_state(DeviceInfo(dev, rotational=True), ("mq-deadline", "bfq", "none"))
+    rec = DeviceRecord(name=dev, state=st, scheduler="bfq",
+                       available=("mq-deadline", "bfq", "none"), features=features(dev),
+                       snapshot=snapshot(dev), decision_time=NOW - 2.5)
+    rec.switches[("mq-deadline", "bfq", "matrix")] += 3
+    rec.switches[("bfq", "none", "pin")] += 1
+    rec.stalls.extend([0.002, 0.010, 0.004])
+    for k, v in over.items():
+        setattr(rec, k, v)
+    return rec
+
+
+def fake_daemon(*records: DeviceRecord, **over) -> SimpleNamespace:
+    d = SimpleNamespace(
+        lock=threading.RLock(), devices={r.name: r for r in records},
+        source=SimpleNamespace(name="bpf"), fallback_reason=None, collector_up=True,
+        last_window_s=0.0031, windows=42, config=SimpleNamespace(window_s=1.0, dry_run=False),
+        wall=lambda: NOW)
+    for k, v in over.items():
+        setattr(d, k, v)
+    return d
+
+
+def scrape(daemon) -> dict[tuple[str, tuple], float]:
+    """{(sample name, sorted labels): value} of one scrape through a private registry."""
+    text = generate_latest(make_registry(daemon)).decode()
+    out = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def val(samples, name, **labels):
+    return samples[(name, tuple(sorted(labels.items())))]
+
+
+def test_latency_histogram_is_exact_and_in_seconds():
+    m = scrape(fake_daemon(record()))
+    h = "ioaz_request_latency_seconds_bucket"
+    # Everything up to 4095 ns (incl. the folded slot 3) but not the 4096..8191 ns slot.
+    assert val(m, h, device="sdz", le="4.095e-06") == 2
+    assert val(m, h, device="sdz", le="8.191e-06") == 32
+    assert val(m, h, device="sdz", le="0.002097151") == 42
+    assert val(m, h, device="sdz", le="+Inf") == 42
+    assert val(m, "ioaz_request_latency_seconds_count", device="sdz") == 42
+    assert val(m, "ioaz_request_latency_seconds_sum", device="sdz") == pytest.approx(
+        (30 * 6000 + 10 * 1_500_000 + 20) * 1e-9)
+    s = "ioaz_request_size_bytes_bucket"
+    assert val(m, s, device="sdz", le="4095.0") == 0
+    assert val(m, s, device="sdz", le="8191.0") == 40
+    assert val(m, "ioaz_request_size_bytes_sum", device="sdz") == 40 * 4096
+
+
+def test_buckets_are_cumulative_and_monotonic():
+    hist = [1] * LAT_SLOTS
+    b = log2_buckets(hist, 9, 1e9)
+    counts = [c for _, c in b]
+    assert counts == sorted(counts) and counts[-1] == LAT_SLOTS
+    assert b[-1][0] == "+Inf" and len(b) == LAT_SLOTS - 9
+    assert b[0][0] == "1.023e-06" and len(log2_buckets(hist, 9, 1e9, 36)) == 36 - 9 + 2
+
+
+def test_scheduler_state_and_policy_label_sets():
+    rec = record()
+    rec.state = pin(rec.state, "deadline", 0.0, 60)
+    m = scrape(fake_daemon(rec))
+    assert val(m, "ioaz_device_scheduler", device="sdz", scheduler="bfq") == 1
+    assert val(m, "ioaz_device_scheduler", device="sdz", scheduler="none") == 0
+    assert val(m, "ioaz_device_state", device="sdz", state="pinned") == 1
+    assert sum(val(m, "ioaz_device_state", device="sdz", state=s)
+               for s in ("auto", "pinned", "manual", "paused")) == 1
+    assert val(m, "ioaz_device_workload_class_info", device="sdz", **{
+        "class": "8/random/read", "processes": "8", "pattern": "random", "mode": "read"}) == 1
+    assert val(m, "ioaz_decision_age_seconds", device="sdz") == pytest.approx(2.5)
+
+
+def test_switches_by_reason_and_stalls():
+    m = scrape(fake_daemon(record()))
+    sw = "ioaz_switches_total"
+    assert val(m, sw, device="sdz", **{"from": "mq-deadline", "to": "bfq",
+                                       "reason": "matrix"}) == 3
+    assert val(m, sw, device="sdz", **{"from": "bfq", "to": "none", "reason": "pin"}) == 1
+    assert val(m, "ioaz_switch_stall_seconds", device="sdz") == 0.004
+    assert val(m, "ioaz_switch_stall_max_seconds", device="sdz") == 0.010
+
+
+def test_window_features_and_unmeasurable_ones_are_absent():
+    rec = record(features=features(seq_ratio=None, processes=None, source="diskstats"))
+    rec.snapshot.source = "diskstats"
+    m = scrape(fake_daemon(rec))
+    assert val(m, "ioaz_window_iops", device="sdz") == 250
+    assert val(m, "ioaz_window_throughput_bytes_per_second", device="sdz",
+               direction="read") == 1024000
+    assert val(m, "ioaz_window_latency_seconds", device="sdz", quantile="0.99") == 0.02
+    names = {k[0] for k in m}
+    # diskstats cannot see sequentiality or processes, nor latency buckets: no fake zeros.
+    assert "ioaz_window_sequential_ratio" not in names
+    assert "ioaz_window_processes" not in names
+    assert "ioaz_request_latency_seconds_bucket" not in names
+
+
+def test_agent_families_show_fallback_and_collector_down():
+    d = fake_daemon(record(), source=SimpleNamespace(name="diskstats"), collector_up=False,
+                    fallback_reason="BPF: permission denied")
+    m = scrape(d)
+    assert val(m, "ioaz_collector_up") == 0
+    assert val(m, "ioaz_probe_source", source="diskstats") == 1
+    assert val(m, "ioaz_probe_source", source="bpf") == 0
+    assert val(m, "ioaz_probe_fallback_info", reason="BPF: permission denied") == 1
+    assert val(m, "ioaz_windows_total") == 42
+    assert val(m, "ioaz_window_length_seconds") == 1.0
+
+
+def test_one_broken_record_does_not_cost_the_scrape():
+    bad = record("sdy")
+    bad.state = None   # as if half-built: its families are skipped, the rest stay
+    m = scrape(fake_daemon(record(), bad))
+    assert val(m, "ioaz_device_scheduler", device="sdz", scheduler="bfq") == 1
+    assert val(m, "ioaz_collector_up") == 1
+
+
+def test_every_family_is_listed_and_nothing_global():
+    m = scrape(fake_daemon(record()))
+    listed = set(exported_names())
+    for name, _ in m:
+        base = name
+        for suffix in ("_bucket", "_count", "_sum"):
+            if name.endswith(suffix) and name[: -len(suffix)] in listed:
+                base = name[: -len(suffix)]
+        assert base in listed, name
+    assert all(n.startswith("ioaz_") for n in listed)
+    assert not [n for n in REGISTRY._names_to_collectors if n.startswith("ioaz_")]
+
+
+def test_http_endpoint_serves_the_private_registry():
+    srv = start_metrics_server(fake_daemon(record()), "127.0.0.1:0")
+    try:
+        host, port = srv.address
+        body = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5).read()
+        assert b'ioaz_device_scheduler{device="sdz",scheduler="bfq"} 1.0' in body
+        assert b"python_gc" not in body     # a private registry: only ioaz families
+    finally:
+        srv.close()
+
+
+def test_listen_address_parsing():
+    assert parse_listen("127.0.0.1:19647") == ("127.0.0.1", 19647)
+    assert parse_listen("[::1]:9") == ("::1", 9)
+    for bad in ("localhost", "127.0.0.1:http", "127.0.0.1:70000"):
+        with pytest.raises(ValueError):
+            parse_listen(bad)
+
+
+def test_counter_collections_are_plain():
+    # The daemon's switches Counter is keyed (from, to, reason): empty strings are kept.
+    rec = record(switches=collections.Counter({("", "bfq", "matrix"): 1}))
+    m = scrape(fake_daemon(rec))
+    assert val(m, "ioaz_switches_total", device="sdz",
+               **{"from": "", "to": "bfq", "reason": "matrix"}) == 1
