@@ -30,6 +30,20 @@ def need_tool(name: str) -> str:
     return path
 
 
+# Loop devices keep their queue settings across detach and re-attach: every test starts from,
+# and leaves behind, the kernel's defaults.
+LOOP_DEFAULTS = (("scheduler", "none"), ("rotational", "0"), ("nr_requests", "128"),
+                 ("read_ahead_kb", "128"))
+
+
+def reset_queue(name: str) -> None:
+    for key, value in LOOP_DEFAULTS:
+        try:
+            Path(f"/sys/block/{name}/queue/{key}").write_text(value)
+        except OSError:
+            pass
+
+
 @pytest.fixture
 def make_loop() -> Iterator[Callable[..., str]]:
     """A factory of real loop devices: make_loop(size_mb=512) -> "loopN"."""
@@ -44,10 +58,12 @@ def make_loop() -> Iterator[Callable[..., str]]:
         dev = subprocess.run(["losetup", "-f", "--show", str(backing)], check=True,
                              capture_output=True, text=True).stdout.strip()
         made.append((dev, backing))
+        reset_queue(os.path.basename(dev))
         return os.path.basename(dev)
 
     yield make
     for dev, backing in made:
+        reset_queue(os.path.basename(dev))
         subprocess.run(["losetup", "-d", dev], capture_output=True)
         backing.unlink(missing_ok=True)
 

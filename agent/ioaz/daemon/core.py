@@ -248,9 +248,12 @@ class Daemon:
             rec.switches[(before or "", target or "", d.reason)] += 1
         self.history.append({**sw.as_dict(), "class": d.workload_class, "goal": d.goal,
                              "verdict": _verdict_dict(d), "features": d.features})
+        res = d.resolution
         log.info(json.dumps({"event": "switch" if ok else "switch_failed", "device": rec.name,
                              "from": before, "to": target, "policy": d.policy,
-                             "reason": d.reason, "why": d.text, "stall_s": stall,
+                             "reason": d.reason, "why": d.text,
+                             "realised": res.reason if res else None,
+                             "fell_back": bool(res and res.fell_back), "stall_s": stall,
                              "dry_run": dry, "errors": sw.errors, "notes": sw.notes}))
 
     # -- stopping -------------------------------------------------------------------------

@@ -1,0 +1,217 @@
+"""ioazd as an operator runs it: a real process, a real loop device, real fio, real sysfs.
+
+The loop device is marked rotational so the IOAZ tables apply (goal mean, Table 3):
+1 sequential reader -> fcfs (no `fifo` module on the host: falls back to `none`),
+8 random readers -> anticipatory (bfq with idling), 1 random writer -> deadline (mq-deadline).
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, fio_args, need_tool
+
+IOAZD = str(Path(sys.executable).parent / "ioazd")
+SIZE_MB = 1024
+
+
+def sysfs(dev: str, key: str) -> str:
+    return Path(f"/sys/block/{dev}/queue/{key}").read_text().strip()
+
+
+def active(dev: str) -> str:
+    return sysfs(dev, "scheduler").split("[")[1].split("]")[0]
+
+
+def write_config(tmp: Path, dev: str, **decide) -> Path:
+    cfg = {
+        "window_s": 1.0, "probe": "bpf",
+        "devices": {"include": [dev], "exclude": []},
+        "thresholds": str(REPO / "decision_matrices" / "thresholds.yaml"),
+        "state_dir": str(tmp / "state"), "socket": str(tmp / "ioaz.sock"),
+        "metrics": {"listen": None},
+        "decide": {"goal": "mean", "matrix_dir": str(REPO / "decision_matrices"),
+                   "hysteresis_windows": 2, "min_dwell_s": 3, "cooldown_s": 1, **decide},
+    }
+    p = tmp / "ioaz.yaml"
+    p.write_text(yaml.safe_dump(cfg))
+    return p
+
+
+class Ioazd:
+    """A running ioazd whose JSON log events are collected with their arrival time."""
+
+    def __init__(self, config: Path, *extra: str):
+        self.proc = subprocess.Popen([IOAZD, "--config", str(config), *extra],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        self.events: "queue.Queue[tuple[float, dict]]" = queue.Queue()
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            i = line.find("{")
+            if i >= 0:
+                try:
+                    self.events.put((time.monotonic(), json.loads(line[i:])))
+                except ValueError:
+                    pass
+
+    def wait_event(self, name: str, timeout: float) -> tuple[float, dict]:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                t, ev = self.events.get(timeout=max(0.01, end - time.monotonic()))
+            except queue.Empty:
+                break
+            if ev.get("event") == name:
+                return t, ev
+        raise AssertionError(f"no {name!r} event in {timeout}s; log:\n{''.join(self.lines)}")
+
+    def drain(self) -> list[dict]:
+        out = []
+        while True:
+            try:
+                out.append(self.events.get_nowait()[1])
+            except queue.Empty:
+                return out
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def device(make_loop):
+    need_tool("fio")
+    dev = make_loop(SIZE_MB)
+    Path(f"/sys/block/{dev}/queue/rotational").write_text("1")
+    Path(f"/sys/block/{dev}/queue/scheduler").write_text("kyber")
+    return dev
+
+
+def run_fio(dev: str, rw: str, jobs: int, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen(fio_args(dev, rw=rw, jobs=jobs, seconds=seconds, size_mb=SIZE_MB),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_switches_follow_the_workload_and_restore_on_sigterm(device, tmp_path):
+    dev = device
+    original = {k: sysfs(dev, k) for k in ("nr_requests", "read_ahead_kb")}
+    d = Ioazd(write_config(tmp_path, dev))
+    try:
+        d.wait_event("start", 30)
+        phases = [("read", 1, "none", "fcfs"), ("randread", 8, "bfq", "anticipatory"),
+                  ("randwrite", 1, "mq-deadline", "deadline")]
+        seen = []
+        for rw, jobs, want_sched, want_policy in phases:
+            t0 = time.monotonic()
+            fio = run_fio(dev, rw, jobs, 8)
+            t, ev = d.wait_event("switch", 3 * 1.0 + 1.5)
+            assert t - t0 <= 3 * 1.0 + 1.0, f"{rw}: switched {t - t0:.1f}s after the change"
+            assert (ev["to"], ev["policy"]) == (want_sched, want_policy), ev
+            assert ev["why"] and ev["reason"] == "matrix"
+            assert active(dev) == want_sched
+            seen.append(ev)
+            fio.wait(timeout=30)
+            # never in between: no other switch for the rest of the phase
+            extra = [e for e in d.drain() if e.get("event") == "switch"]
+            assert not extra, f"switched again within the {rw} phase: {extra}"
+        assert seen[0]["fell_back"] and "fifo" in seen[0]["realised"]
+        assert "bfq" in seen[1]["realised"]
+    finally:
+        rc = d.stop(signal.SIGTERM)
+    assert rc == 0, "".join(d.lines)
+    assert active(dev) == "kyber", "SIGTERM must restore the original scheduler"
+    for k, v in original.items():
+        assert sysfs(dev, k) == v, f"{k} not restored"
+    assert not (tmp_path / "state" / "state.json").exists() or \
+        json.loads((tmp_path / "state" / "state.json").read_text()).get("devices") in ({}, None)
+
+
+def test_after_sigkill_the_next_start_restores_from_the_state_file(device, tmp_path):
+    dev = device
+    cfg = write_config(tmp_path, dev)
+    d = Ioazd(cfg)
+    fio = run_fio(dev, "randwrite", 1, 8)
+    try:
+        d.wait_event("switch", 10)
+        assert active(dev) == "mq-deadline"
+    finally:
+        d.stop(signal.SIGKILL)
+        fio.wait(timeout=30)
+    assert active(dev) == "mq-deadline", "a killed daemon cannot restore"
+    assert any((tmp_path / "state").iterdir()), "the originals must be on disk"
+    d2 = Ioazd(cfg, "--windows", "1")
+    _, ev = d2.wait_event("crash_recovery", 15)
+    assert ev["device"] == dev and ev["restored"], ev
+    assert d2.proc.wait(timeout=30) == 0   # --windows 1: one window, then a clean stop
+    assert active(dev) == "kyber"
+
+
+def test_a_hand_change_puts_the_device_in_manual_and_ioaz_leaves_it(device, tmp_path):
+    dev = device
+    d = Ioazd(write_config(tmp_path, dev))
+    fio = run_fio(dev, "randwrite", 1, 9)
+    try:
+        d.wait_event("switch", 10)
+        assert active(dev) == "mq-deadline"
+        Path(f"/sys/block/{dev}/queue/scheduler").write_text("none")   # the administrator
+        _, ev = d.wait_event("manual", 5)
+        assert ev["device"] == dev and "scheduler" in ev["why"]
+        time.sleep(4)   # the workload still says deadline: ioaz must not take it back
+        assert active(dev) == "none"
+        assert not [e for e in d.drain() if e.get("event") == "switch"]
+    finally:
+        fio.wait(timeout=30)
+        assert d.stop() == 0
+    assert active(dev) == "none", "a device in manual is left as the administrator set it"
+
+
+@pytest.mark.parametrize("text,where", [
+    ("window_s: fast\n", "ioaz.yaml:1: window_s: expected a number"),
+    ("window_s: 1\nprobe: ebpf\n", "ioaz.yaml:2: probe"),
+    ("devices:\n  include: sda\n", "ioaz.yaml:2:"),
+    ("decide:\n  goal: fastest\n", "ioaz.yaml:2:"),
+    ("window_s: [1,\n", "ioaz.yaml:"),
+    ("windows: 1\n", "ioaz.yaml:1: unknown setting 'windows'"),
+])
+def test_a_bad_config_refuses_to_start_naming_file_and_line(tmp_path, text, where):
+    p = tmp_path / "ioaz.yaml"
+    p.write_text(text)
+    r = subprocess.run([IOAZD, "--config", str(p), "--check"], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2
+    assert where in r.stderr, r.stderr
+
+
+def test_a_matrix_with_an_unknown_policy_refuses_to_start(tmp_path):
+    src = (REPO / "decision_matrices" / "ioaz-table3-mean.yaml").read_text()
+    lines = src.splitlines()
+    i = next(n for n, line in enumerate(lines) if "1/random/write" in line)
+    lines[i] = lines[i].split(":")[0] + ": deadlne"
+    mdir = tmp_path / "m"
+    mdir.mkdir()
+    for f in (REPO / "decision_matrices").glob("*.yaml"):
+        (mdir / f.name).write_text(f.read_text())
+    (mdir / "ioaz-table3-mean.yaml").write_text("\n".join(lines) + "\n")
+    p = tmp_path / "ioaz.yaml"
+    p.write_text(f"decide:\n  matrix_dir: {mdir}\n")
+    r = subprocess.run([IOAZD, "--config", str(p), "--check"], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 2
+    assert f"ioaz-table3-mean.yaml:{i + 1}:" in r.stderr and "deadlne" in r.stderr, r.stderr
