@@ -1,0 +1,130 @@
+"""`ioaz-lab sim`: run a named workload on a simulated device under one or more schedulers.
+
+Examples:
+  ioaz-lab sim par-read --device wd500 --scheduler deadline --scheduler stream
+  ioaz-lab sim ioaz-16-rand-read --scheduler vr --tunable rev_penalty=1 --json -
+  ioaz-lab sim --list
+  ioaz-lab sim --bench
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+DEFAULT_DEVICE = "wd500"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = __doc__.splitlines()[0]
+    p.epilog = "\n".join(__doc__.splitlines()[2:])
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.add_argument("workload", nargs="?", default="par-read",
+                   help="named workload (see --list); default par-read")
+    p.add_argument("--device", default=DEFAULT_DEVICE,
+                   help=f"device model name or YAML file (default {DEFAULT_DEVICE})")
+    p.add_argument("--scheduler", "-s", action="append", default=None,
+                   help="scheduler to run; repeat to compare (default deadline)")
+    p.add_argument("--tunable", "-t", action="append", default=[], metavar="KEY=VALUE",
+                   help="scheduler tunable, e.g. rev_penalty=1 or read_expire_ms=250")
+    p.add_argument("--duration", type=float, default=20.0,
+                   help="simulated seconds (per phase for phased workloads; default 20)")
+    p.add_argument("--window", type=float, default=1.0, help="feature window in seconds")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
+    p.add_argument("--windows", action="store_true", help="include every window in the JSON")
+    p.add_argument("--list", action="store_true", help="list workloads, devices, schedulers")
+    p.add_argument("--bench", action="store_true",
+                   help="measure the simulator's speed (simulated requests per wall second)")
+    p.add_argument("--bench-seconds", type=float, default=5.0,
+                   help="simulated seconds per --bench case")
+
+
+def _tunables(items: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"--tunable {item!r}: expected KEY=VALUE")
+        k, v = item.split("=", 1)
+        try:
+            out[k] = int(v)
+        except ValueError:
+            try:
+                out[k] = float(v)
+            except ValueError:
+                raise ValueError(f"--tunable {item!r}: value is not a number") from None
+    return out
+
+
+def _ms(x: Any) -> str:
+    return "-" if x is None else f"{x * 1e3:.2f}"
+
+
+def _print_result(r: Any, base: Any) -> None:
+    ratio = "" if base is None or base is r or base.throughput_mb_s <= 0 else \
+        f"  ({r.throughput_mb_s / base.throughput_mb_s:.2f}x {base.scheduler})"
+    print(f"{r.scheduler:14} {r.throughput_mb_s:9.2f} MB/s {r.iops:9.0f} IOPS{ratio}")
+    print(f"{'':14} per process MB/s: min {r.proc_min_mb_s:.2f}  max {r.proc_max_mb_s:.2f}  "
+          f"mean {r.proc_mean_mb_s:.2f}  ({len(r.proc_mb_s)} processes)")
+    print(f"{'':14} latency ms: p50 {_ms(r.p50_latency_s)}  p99 {_ms(r.p99_latency_s)}   "
+          f"merges {r.merges}   {r.requests} requests in {r.sim_s:.1f} s simulated, "
+          f"{r.wall_s:.2f} s wall")
+    for sw in r.switches:
+        print(f"{'':14} switch at {sw['t']:.1f} s {sw['from']} -> {sw['to']}: "
+              f"drained in {sw['drain_s'] * 1e3:.1f} ms, {sw['blocked']} requests blocked")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ioaz.sim.devices import load_device, model_names
+    from ioaz.sim.engine import Simulator
+    from ioaz.sim.schedulers import SCHEDULERS
+    from ioaz.sim.workloads import named_workload, workload_names
+
+    if args.list:
+        print("workloads: ", " ".join(workload_names()))
+        print("devices:   ", " ".join(model_names()))
+        print("schedulers:", " ".join(sorted(SCHEDULERS)))
+        return 0
+    if args.bench:
+        from ioaz.sim.speed import TARGET_REQ_PER_S, format_table, measure
+
+        rows = measure(args.bench_seconds)
+        print(format_table(rows))
+        best = max(r["requests_per_wall_s"] for r in rows)
+        print(f"fastest case: {best:,.0f} simulated requests per wall second "
+              f"(target {TARGET_REQ_PER_S:,})")
+        if args.json:
+            _write_json(args.json, {"bench": rows})
+        return 0
+    try:
+        tunables = _tunables(args.tunable)
+        names = args.scheduler or ["deadline"]
+        results = []
+        for name in names:
+            dev = load_device(args.device)
+            wl = named_workload(args.workload, args.duration)
+            sim = Simulator(dev, name, wl, tunables=tunables, window_s=args.window,
+                            seed=args.seed, keep_windows=args.windows)
+            results.append(sim.run())
+    except ValueError as e:
+        print(f"ioaz-lab sim: {e}", file=sys.stderr)
+        return 2
+    print(f"workload {args.workload} on {args.device}"
+          + (f", tunables {tunables}" if tunables else ""))
+    for r in results:
+        _print_result(r, results[0])
+    if args.json:
+        _write_json(args.json, {"workload": args.workload, "device": args.device,
+                                "tunables": tunables,
+                                "results": [r.to_dict(windows=args.windows) for r in results]})
+    return 0
+
+
+def _write_json(dest: str, doc: dict[str, Any]) -> None:
+    text = json.dumps(doc, indent=2, default=str)
+    if dest == "-":
+        print(text)
+    else:
+        with open(dest, "w") as f:
+            f.write(text + "\n")

@@ -1,0 +1,45 @@
+"""`ioaz-lab sim` as a user runs it."""
+from __future__ import annotations
+
+import json
+
+from ioaz.lab.main import main
+
+
+def test_sim_compares_schedulers_and_writes_json(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r.json"
+    rc = main(["sim", "par-read", "--device", "wd500", "-s", "deadline", "-s", "stream",
+               "--duration", "2", "--json", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "per process MB/s: min" in text and "p99" in text and "x deadline" in text
+    doc = json.loads(out.read_text())
+    a, b = doc["results"]
+    assert a["scheduler"] == "deadline" and b["scheduler"] == "stream"
+    assert b["throughput_mb_s"] > a["throughput_mb_s"]
+    assert set(a) >= {"proc_min_mb_s", "proc_max_mb_s", "proc_mean_mb_s", "p50_latency_s",
+                      "p99_latency_s"}
+
+
+def test_sim_tunables_and_windows(capsys) -> None:  # type: ignore[no-untyped-def]
+    rc = main(["sim", "ioaz-4-rand-read", "-s", "vr", "-t", "rev_penalty=1", "--duration", "2",
+               "--json", "-", "--windows"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    doc = json.loads(text[text.index("{"):])
+    w = doc["results"][0]["windows"][0]
+    assert w["source"] == "sim" and w["processes"] == 4
+    assert doc["tunables"] == {"rev_penalty": 1}
+
+
+def test_sim_bad_names_exit_2(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["sim", "no-such-workload", "--duration", "1"]) == 2
+    assert "unknown workload" in capsys.readouterr().err
+    assert main(["sim", "par-read", "-s", "nope", "--duration", "1"]) == 2
+    assert main(["sim", "par-read", "-t", "rev_penalty", "--duration", "1"]) == 2
+
+
+def test_sim_list(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["sim", "--list"]) == 0
+    text = capsys.readouterr().out
+    assert "par-read" in text and "wd500" in text and "stream" in text
