@@ -16,6 +16,7 @@ from typing import Optional, Sequence
 # name -> (module, one-line help). Add a line here when you add a subcommand module.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("ioaz.lab.bench", "run benchmark suites and print their numbers"),
+    "sim": ("ioaz.lab.sim_cmd", "simulate a workload on a disk model under I/O schedulers"),
 }
 
 
