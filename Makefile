@@ -16,7 +16,7 @@ APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc fio
 
 BPF_OBJ := bpf/build/ioaz.bpf.o
 
-.PHONY: all deps apt-deps venv bpf run test test-unit test-integration test-kmod bench lint clean
+.PHONY: all deps apt-deps venv bpf run observe test test-unit test-integration test-kmod bench lint clean
 
 all: bpf venv
 
@@ -42,8 +42,13 @@ $(STAMP): pyproject.toml
 bpf: apt-deps
 	$(MAKE) -C bpf
 
-# Until the daemon exists the main job is a live view of every disk that has a scheduler.
+# The main job: ioazd in the foreground on this machine's disks with the default config,
+# printing one JSON line per decision (Ctrl-C restores every original setting).
 run: deps bpf
+	$(VENV)/bin/ioazd --config deploy/ioaz.yaml
+
+# A live view of every disk's workload, without changing anything.
+observe: deps bpf
 	$(VENV)/bin/ioazctl observe
 
 test: deps bpf
