@@ -26,7 +26,7 @@ def test_sim_tunables_and_windows(capsys) -> None:  # type: ignore[no-untyped-de
                "--json", "-", "--windows"])
     assert rc == 0
     text = capsys.readouterr().out
-    doc = json.loads(text[text.index("{"):])
+    doc = json.loads(text)
     w = doc["results"][0]["windows"][0]
     assert w["source"] == "sim" and w["processes"] == 4
     assert doc["tunables"] == {"rev_penalty": 1}

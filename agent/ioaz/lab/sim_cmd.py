@@ -32,7 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="simulated seconds (per phase for phased workloads; default 20)")
     p.add_argument("--window", type=float, default=1.0, help="feature window in seconds")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--json", metavar="FILE", help="write the results as JSON ('-' for stdout)")
+    p.add_argument("--json", metavar="FILE",
+                   help="write the results as JSON ('-': to stdout, instead of the text)")
     p.add_argument("--windows", action="store_true", help="include every window in the JSON")
     p.add_argument("--list", action="store_true", help="list workloads, devices, schedulers")
     p.add_argument("--bench", action="store_true",
@@ -110,10 +111,11 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"ioaz-lab sim: {e}", file=sys.stderr)
         return 2
-    print(f"workload {args.workload} on {args.device}"
-          + (f", tunables {tunables}" if tunables else ""))
-    for r in results:
-        _print_result(r, results[0])
+    if args.json != "-":  # JSON on stdout stays parseable
+        print(f"workload {args.workload} on {args.device}"
+              + (f", tunables {tunables}" if tunables else ""))
+        for r in results:
+            _print_result(r, results[0])
     if args.json:
         _write_json(args.json, {"workload": args.workload, "device": args.device,
                                 "tunables": tunables,
