@@ -1,14 +1,15 @@
 """ioazctl: the administrator's tool.
 
-`observe` works without the daemon; the other commands talk to ioazd over its Unix socket.
+`observe` and `matrix validate` work without the daemon; the other commands talk to ioazd over
+its Unix socket (/run/ioaz/ioaz.sock, or --socket PATH).
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
-from . import observe
+from . import control, observe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -17,14 +18,15 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     observe.add_arguments(sub.add_parser(
         "observe", help="live per-device workload features and IOAZ class (no daemon needed)"))
+    control.add_commands(sub)
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "observe":
         return observe.run(args)
-    return 2
+    return control.run(args)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,254 @@
+"""The ioazctl socket against a stand-in daemon: the protocol, its errors, and that no client
+can take the server down (malformed JSON, huge lines, stalled clients, many clients).
+
+The real daemon behind the same server is tested in tests/integration/test_ctl_daemon.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import threading
+import time
+
+import pytest
+from ioaz.api import protocol, server
+from ioaz.api.client import ConnectError, call
+from ioaz.api.peer import Peer, may_change
+from ioaz.api.protocol import RequestError, parse_duration
+from ioaz.cli import ioazctl
+from ioaz.daemon.core import ControlError
+
+
+class StandIn:
+    """Answers like the Daemon's control and view methods, and records what it was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    def status(self):
+        return {"source": "bpf", "fallback_reason": None, "dry_run": False, "window_s": 1.0,
+                "windows": 3, "uptime_s": 3.0, "config": "/etc/ioaz/ioaz.yaml",
+                "collector_up": True,
+                "devices": [{"device": "sdz", "mode": "auto", "scheduler": "bfq",
+                             "policy": "anticipatory", "goal": "mean",
+                             "class": {"processes": "8", "pattern": "random", "mode": "read"},
+                             "last_action": "hold", "last_reason": "matrix",
+                             "decision_age_s": 0.4, "pin": None, "note": "", "errors": 0,
+                             "last_error": None}]}
+
+    def control_pin(self, device, policy, duration_s):
+        self.calls.append(("pin", device, policy, duration_s))
+        if device != "sdz":
+            raise ControlError(f"unknown device {device!r} (managed: sdz)")
+        return {"device": device, "mode": "pinned", "policy": policy, "for_s": duration_s}
+
+    def control_reload(self):
+        raise RuntimeError("boom")   # a bug in the daemon must not kill the server
+
+    def history_list(self, device=None, limit=50):
+        self.calls.append(("history", device, limit))
+        return []
+
+
+@pytest.fixture
+def api(tmp_path):
+    d = StandIn()
+    srv = server.start_api_server(d, tmp_path / "run" / "ioaz.sock")
+    yield d, srv
+    srv.close()
+
+
+def raw(path, data: bytes, timeout: float = 5.0) -> list[dict]:
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall(data)
+        s.shutdown(socket.SHUT_WR)
+        buf = b""
+        while chunk := s.recv(65536):
+            buf += chunk
+    return [json.loads(line) for line in buf.splitlines() if line]
+
+
+def test_status_round_trip_and_socket_mode(api):
+    d, srv = api
+    r = call(srv.path, {"cmd": "status"})
+    assert r["ok"] and r["result"]["devices"][0]["scheduler"] == "bfq"
+    assert stat.S_IMODE(os.stat(srv.path).st_mode) == server.SOCKET_MODE
+
+
+def test_one_request_per_line_several_per_connection(api):
+    d, srv = api
+    out = raw(srv.path, b'{"cmd":"ping"}\n{"cmd":"history","limit":5}\n')
+    assert [o["ok"] for o in out] == [True, True]
+    assert d.calls == [("history", None, 5)]
+
+
+@pytest.mark.parametrize("line,kind,text", [
+    (b"{not json\n", "request", "malformed request"),
+    (b"[1,2]\n", "request", "expected a JSON object"),
+    (b'{"cmd":"format-disk"}\n', "request", "unknown command"),
+    (b'{"cmd":"pin","device":"sdz"}\n', "request", "missing 'policy'"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for":"soon"}\n', "request",
+     "bad duration"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":-5}\n', "request",
+     "more than zero"),
+    (b'{"cmd":"pin","device":"nope","policy":"deadline"}\n', "refused", "unknown device"),
+    (b'{"cmd":"reload"}\n', "internal", "RuntimeError: boom"),
+    (b"\xff\xfe\n", "request", "malformed request"),
+])
+def test_bad_requests_get_clear_errors_and_the_server_lives(api, line, kind, text):
+    _, srv = api
+    (r,) = raw(srv.path, line)
+    assert r["ok"] is False and r["kind"] == kind and text in r["error"]
+    assert call(srv.path, {"cmd": "ping"})["ok"]
+
+
+def test_huge_line_is_refused_not_buffered_forever(api):
+    _, srv = api
+    (r,) = raw(srv.path, b"x" * (protocol.MAX_LINE * 3))
+    assert r["ok"] is False and "longer than" in r["error"]
+    assert call(srv.path, {"cmd": "ping"})["ok"]
+
+
+def test_stalled_clients_do_not_block_others(api, monkeypatch):
+    _, srv = api
+    stalled = []
+    for _ in range(4):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(str(srv.path))
+        s.sendall(b'{"cmd":')        # and then nothing
+        stalled.append(s)
+    t0 = time.monotonic()
+    assert call(srv.path, {"cmd": "status"}, timeout=3)["ok"]
+    assert time.monotonic() - t0 < 1.0
+    for s in stalled:
+        s.close()
+
+
+def test_stalled_client_is_dropped_after_the_timeout(tmp_path, monkeypatch):
+    monkeypatch.setattr(server, "CLIENT_TIMEOUT_S", 0.3)
+    srv = server.start_api_server(StandIn(), tmp_path / "s.sock")
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(str(srv.path))
+            s.sendall(b'{"cmd":')
+            t0 = time.monotonic()
+            assert s.recv(100) == b""           # closed by the server, not by us
+            assert time.monotonic() - t0 < 3
+    finally:
+        srv.close()
+
+
+def test_too_many_clients_are_told_busy(tmp_path, monkeypatch):
+    monkeypatch.setattr(server, "MAX_CLIENTS", 2)
+    srv = server.start_api_server(StandIn(), tmp_path / "s.sock")
+    held = []
+    try:
+        for _ in range(2):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(str(srv.path))
+            held.append(s)
+        time.sleep(0.2)
+        r = call(srv.path, {"cmd": "ping"})
+        assert r["ok"] is False and r["kind"] == "busy"
+    finally:
+        for s in held:
+            s.close()
+        srv.close()
+
+
+def test_write_commands_need_root_or_the_group():
+    d = StandIn()
+    r = protocol.handle(d, {"cmd": "pin", "device": "sdz", "policy": "deadline"},
+                        may_change=False, who="uid 1234, pid 1")
+    assert r == {"ok": False, "kind": "permission",
+                 "error": "permission denied: pin changes the system and needs root or the "
+                          "ioaz group (uid 1234, pid 1)"}
+    assert d.calls == []
+    assert protocol.handle(d, {"cmd": "status"}, may_change=False)["ok"]
+
+
+def test_peer_rules():
+    me = os.getpid()
+    assert may_change(Peer(me, 0, 0), None)
+    assert not may_change(Peer(me, 1234, 1234), None)
+    assert may_change(Peer(me, 1234, 4321), 4321)
+    assert not may_change(Peer(me, 1234, 1234), 4321)
+
+
+def test_a_live_socket_is_not_stolen_and_a_stale_one_is_replaced(tmp_path):
+    path = tmp_path / "s.sock"
+    srv = server.start_api_server(StandIn(), path)
+    try:
+        with pytest.raises(RuntimeError, match="another ioazd"):
+            server.start_api_server(StandIn(), path)
+    finally:
+        srv.close()
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(str(path))
+    stale.close()                        # the file stays, nobody listens
+    srv = server.start_api_server(StandIn(), path)
+    try:
+        assert call(path, {"cmd": "ping"})["ok"]
+    finally:
+        srv.close()
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("text,seconds", [("90s", 90), ("30m", 1800), ("1h30m", 5400),
+                                          ("2d", 172800), ("45", 45), ("0.5", 0.5)])
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "30x", "m30", "1h 30m", "-5", "0", "inf", "400d"])
+def test_bad_durations(text):
+    with pytest.raises(RequestError, match="bad duration"):
+        parse_duration(text)
+
+
+def test_ioazctl_against_the_socket(api, capsys):
+    d, srv = api
+    assert ioazctl.main(["status", "--socket", str(srv.path)]) == 0
+    out = capsys.readouterr().out
+    assert "DEVICE" in out and "sdz" in out and "8/random/read" in out
+    assert ioazctl.main(["pin", "sdz", "deadline", "--for", "30m",
+                         "--socket", str(srv.path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["for_s"] == 1800
+    assert ioazctl.main(["pin", "nope", "deadline", "--socket", str(srv.path)]) == 1
+    assert "unknown device 'nope'" in capsys.readouterr().err
+    assert ioazctl.main(["pin", "sdz", "deadline", "--for", "later",
+                         "--socket", str(srv.path)]) == 2
+    assert "bad duration 'later'" in capsys.readouterr().err
+    assert ("pin", "sdz", "deadline", 1800.0) in d.calls
+
+
+def test_ioazctl_without_a_daemon(tmp_path, capsys):
+    assert ioazctl.main(["status", "--socket", str(tmp_path / "none.sock")]) == 1
+    assert "no such socket" in capsys.readouterr().err
+    with pytest.raises(ConnectError):
+        call(tmp_path / "none.sock", {"cmd": "status"})
+
+
+def test_matrix_validate_needs_no_daemon(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: matrix\ncells: 3\n")
+    good = os.path.join(os.path.dirname(__file__), "..", "..", "decision_matrices",
+                        "ioaz-table3-mean.yaml")
+    assert ioazctl.main(["matrix", "validate", good]) == 0
+    assert "OK" in capsys.readouterr().out
+    assert ioazctl.main(["matrix", "validate", str(bad)]) == 1
+    assert f"{bad}:" in capsys.readouterr().err
+
+
+def test_server_close_is_prompt(tmp_path):
+    srv = server.start_api_server(StandIn(), tmp_path / "s.sock")
+    t = threading.Thread(target=srv.close)
+    t0 = time.monotonic()
+    t.start()
+    t.join(5)
+    assert not t.is_alive() and time.monotonic() - t0 < 2
