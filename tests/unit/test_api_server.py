@@ -73,7 +73,7 @@ def raw(path, data: bytes, timeout: float = 5.0) -> list[dict]:
 
 
 def test_status_round_trip_and_socket_mode(api):
-    d, srv = api
+    _d, srv = api
     r = call(srv.path, {"cmd": "status"})
     assert r["ok"] and r["result"]["devices"][0]["scheduler"] == "bfq"
     assert stat.S_IMODE(os.stat(srv.path).st_mode) == server.SOCKET_MODE

@@ -7,10 +7,13 @@ asks exporters of internal applications to stay outside its range, so ioaz liste
 from __future__ import annotations
 
 import logging
+import socket
 import threading
+from socketserver import ThreadingMixIn
 from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client import CollectorRegistry, make_wsgi_app
 
 from .collector import IoazCollector
 
@@ -34,6 +37,19 @@ def make_registry(daemon: Any) -> CollectorRegistry:
     return registry
 
 
+class _Server(ThreadingMixIn, WSGIServer):
+    daemon_threads = True      # a stuck scraper never holds up the daemon's exit
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass                   # one line per scrape would drown the journal
+
+
 class MetricsServer:
     def __init__(self, httpd: Any, thread: threading.Thread, address: tuple[str, int]):
         self.httpd, self.thread, self.address = httpd, thread, address
@@ -47,7 +63,12 @@ class MetricsServer:
 def start_metrics_server(daemon: Any, listen: str) -> MetricsServer:
     """Serve the daemon's metrics in a background thread; .close() stops it."""
     host, port = parse_listen(listen)
-    httpd, thread = start_http_server(port, addr=host, registry=make_registry(daemon))
+    # Our own server rather than start_http_server: its return value differs between the
+    # prometheus-client of PyPI and Debian's 0.16 (which `make install` runs on).
+    httpd = make_server(host, port, make_wsgi_app(make_registry(daemon)),
+                        _Server6 if ":" in host else _Server, handler_class=_Quiet)
+    thread = threading.Thread(target=httpd.serve_forever, name="ioaz-metrics", daemon=True)
+    thread.start()
     bound = httpd.server_address[:2]
     log.info('{"event": "metrics", "listen": "%s:%d"}', bound[0], bound[1])
     return MetricsServer(httpd, thread, (str(bound[0]), int(bound[1])))
