@@ -12,11 +12,12 @@ STAMP  := $(VENV)/.installed
 # Debian packages the build and the tests need (ENVIRONMENT.md lists what works here).
 APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc fio util-linux \
                 prometheus qemu-system-x86 busybox-static cpio \
+                python3-yaml python3-prometheus-client \
                 linux-headers-6.1.0-56-amd64 linux-source-6.1
 
 BPF_OBJ := bpf/build/ioaz.bpf.o
 
-.PHONY: all deps apt-deps venv bpf run observe test test-unit test-integration test-kmod bench lint clean
+.PHONY: all deps apt-deps venv bpf install uninstall run observe test test-unit test-integration test-kmod bench lint clean
 
 all: bpf venv
 
@@ -73,3 +74,47 @@ lint: venv
 clean:
 	$(MAKE) -C bpf clean
 	rm -rf $(VENV) build *.egg-info
+
+# -- make install: ioazd, ioazctl, the unit, tmpfiles, sysusers and /etc/ioaz/ioaz.yaml --------
+# Runs on Debian's /usr/bin/python3 (python3-yaml, python3-prometheus-client), not the venv.
+# DESTDIR stages the tree elsewhere (packaging, tests); then nothing outside it is touched.
+PREFIX     ?= /usr/local
+SYSCONFDIR ?= /etc
+IOAZ_LIB   := $(PREFIX)/lib/ioaz
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSPY      ?= /usr/bin/python3
+POSTINSTALL ?= yes   # no: skip groupadd, tmpfiles and daemon-reload (tests, packaging)
+
+install: apt-deps bpf
+	install -d $(DESTDIR)$(IOAZ_LIB)/bpf/build $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(SYSCONFDIR)/ioaz $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/tmpfiles.d \
+	  $(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/share/ioaz
+	rm -rf $(DESTDIR)$(IOAZ_LIB)/agent $(DESTDIR)$(IOAZ_LIB)/decision_matrices
+	tar --exclude=__pycache__ -cf - agent/ioaz decision_matrices README.md | tar -xf - -C $(DESTDIR)$(IOAZ_LIB)
+	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(IOAZ_LIB)/bpf/build/ioaz.bpf.o
+	for t in ioazd:ioaz.daemon.main ioazctl:ioaz.cli.ioazctl; do \
+	  printf '#!%s -I\nimport sys\nsys.path.insert(0, "%s/agent")\nfrom %s import main\nsys.exit(main())\n' \
+	    $(SYSPY) $(IOAZ_LIB) $${t#*:} > $(DESTDIR)$(PREFIX)/bin/$${t%%:*}; \
+	  chmod 0755 $(DESTDIR)$(PREFIX)/bin/$${t%%:*}; \
+	done
+	sed -e 's|\.\./decision_matrices|$(IOAZ_LIB)/decision_matrices|' deploy/ioaz.yaml > $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml.dist
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml ]; then \
+	  echo "kept $(SYSCONFDIR)/ioaz/ioaz.yaml; the shipped defaults are in ioaz.yaml.dist"; \
+	else mv $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml.dist $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml; fi
+	sed -e 's|/usr/local/bin|$(PREFIX)/bin|g; s|/usr/local/lib/ioaz|$(IOAZ_LIB)|g; s|/etc/ioaz|$(SYSCONFDIR)/ioaz|g' \
+	  deploy/systemd/ioazd.service > $(DESTDIR)$(UNITDIR)/ioazd.service
+	install -m 0644 deploy/systemd/ioaz.tmpfiles.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/ioaz.conf
+	install -m 0644 deploy/systemd/ioaz.sysusers.conf $(DESTDIR)$(PREFIX)/lib/sysusers.d/ioaz.conf
+	cp -r deploy/prometheus deploy/grafana $(DESTDIR)$(PREFIX)/share/ioaz/
+	@if [ -z "$(DESTDIR)" ] && [ "$(POSTINSTALL)" = yes ]; then \
+	  getent group ioaz >/dev/null || groupadd --system ioaz; \
+	  if [ -d /run/systemd/system ]; then systemd-tmpfiles --create ioaz.conf 2>/dev/null || true; \
+	    systemctl daemon-reload; fi; \
+	  echo "installed; start it with: systemctl enable --now ioazd"; fi
+
+uninstall:
+	rm -rf $(DESTDIR)$(IOAZ_LIB) $(DESTDIR)$(PREFIX)/share/ioaz
+	rm -f $(DESTDIR)$(PREFIX)/bin/ioazd $(DESTDIR)$(PREFIX)/bin/ioazctl \
+	  $(DESTDIR)$(UNITDIR)/ioazd.service $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/ioaz.conf \
+	  $(DESTDIR)$(PREFIX)/lib/sysusers.d/ioaz.conf
+	@echo "left $(SYSCONFDIR)/ioaz/ioaz.yaml and the group ioaz in place"
