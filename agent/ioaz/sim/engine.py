@@ -29,6 +29,7 @@ Chooser = Callable[[WindowFeatures], Optional[str]]
 SEQ_STREAMS = 32         # stream heads remembered, as the probe does (bpf/ioaz.h IOAZ_STREAMS)
 SEQ_TOLERANCE = 64       # sectors, the probe's default seq_tolerance_sectors (bpf/ioaz.bpf.c)
 HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
+_log2 = math.log2
 
 
 def percentile(sorted_vals: list[float], q: float) -> Optional[float]:
@@ -47,8 +48,9 @@ class LatencyHistogram:
         self.n = 0
 
     def add(self, seconds: float) -> None:
-        b = int(math.log2(max(seconds, 1e-9) * 1e9) * HIST_PER_OCTAVE)
-        self.counts[b] = self.counts.get(b, 0) + 1
+        b = int(_log2(seconds * 1e9 if seconds > 1e-9 else 1.0) * HIST_PER_OCTAVE)
+        c = self.counts
+        c[b] = c.get(b, 0) + 1
         self.n += 1
 
     def percentile(self, q: float) -> Optional[float]:
@@ -221,7 +223,7 @@ class Simulator:
     def _kick(self, now: float) -> None:
         dev = self.device
         sched = self.sched
-        while dev.can_accept():
+        while dev.inflight < dev.queue_depth:
             r = sched.dispatch(now)
             if r is None:
                 break

@@ -71,40 +71,41 @@ class Scheduler:
         raise NotImplementedError
 
 
+_TIE = 1 << 24  # sort key: sector * _TIE + arrival number (mod _TIE) as the tie-breaker
+
+
 class SortedQueue:
-    """Requests in sector order (sector, arrival) with removal by identity; a list with bisect is
-    faster than a tree in Python for the queue lengths a disk sees."""
+    """Requests in sector order (arrival order among equal sectors) with removal by identity;
+    a list with bisect on integer keys is faster than a tree in Python for the queue lengths a
+    disk sees."""
 
     __slots__ = ("keys", "reqs")
 
     def __init__(self) -> None:
-        self.keys: list[tuple[int, int]] = []
+        self.keys: list[int] = []
         self.reqs: list[Request] = []
 
     def __len__(self) -> int:
         return len(self.reqs)
 
     def add(self, rq: Request) -> None:
-        k = (rq.sector, rq.seq)
+        k = rq.sector * _TIE + rq.seq % _TIE
         i = bisect_left(self.keys, k)
         self.keys.insert(i, k)
         self.reqs.insert(i, rq)
 
     def remove(self, rq: Request) -> None:
-        i = bisect_left(self.keys, (rq.sector, rq.seq))
+        i = bisect_left(self.keys, rq.sector * _TIE + rq.seq % _TIE)
         assert self.reqs[i] is rq
         del self.keys[i]
         del self.reqs[i]
 
-    def index_at_or_after(self, sector: int) -> int:
-        return bisect_left(self.keys, (sector, -1))
-
     def at_or_after(self, sector: int) -> Optional[Request]:
-        i = bisect_left(self.keys, (sector, -1))
+        i = bisect_left(self.keys, sector * _TIE)
         return self.reqs[i] if i < len(self.reqs) else None
 
     def before(self, sector: int) -> Optional[Request]:
-        i = bisect_left(self.keys, (sector, -1))
+        i = bisect_left(self.keys, sector * _TIE)
         return self.reqs[i - 1] if i > 0 else None
 
 
