@@ -9,19 +9,27 @@ b = 4 / (sqrt(1000) - 1) = 0.130622 ms, a = 0.869378 ms.
 from __future__ import annotations
 
 import pytest
-
-from ioaz.sim.devices import (HDD, RAID, SSD, FixedDevice, FixedParams, HDDParams, RAIDParams,
-                              SSDParams,
-                              load_device, model_names)
+from ioaz.sim.devices import (
+    HDD,
+    RAID,
+    SSD,
+    FixedDevice,
+    FixedParams,
+    HDDParams,
+    RAIDParams,
+    SSDParams,
+    load_device,
+    model_names,
+)
 from ioaz.sim.request import Request
 
 MS = 1e-3
 
 
 def disk(**kw: object) -> HDD:
-    p = dict(capacity_gb=1.536, rpm=6000, heads=1, zones=1, rate_outer_mb_s=51.2,
-             rate_inner_mb_s=51.2, seek_t2t_ms=1.0, seek_avg_ms=5.0, seek_full_ms=9.0,
-             overhead_ms=0.1, iface_mb_s=409.6, queue_depth=1, cache_segments=0)
+    p = {"capacity_gb": 1.536, "rpm": 6000, "heads": 1, "zones": 1, "rate_outer_mb_s": 51.2,
+             "rate_inner_mb_s": 51.2, "seek_t2t_ms": 1.0, "seek_avg_ms": 5.0, "seek_full_ms": 9.0,
+             "overhead_ms": 0.1, "iface_mb_s": 409.6, "queue_depth": 1, "cache_segments": 0}
     p.update(kw)
     return HDD(HDDParams(**p))  # type: ignore[arg-type]
 

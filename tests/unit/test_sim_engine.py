@@ -3,10 +3,8 @@ WindowFeatures it emits, switching through the chooser hook, and its speed."""
 from __future__ import annotations
 
 import tracemalloc
-from typing import Optional
 
 import pytest
-
 from ioaz.classify.types import WindowFeatures
 from ioaz.sim.devices import load_device
 from ioaz.sim.engine import Simulator, simulate
@@ -83,7 +81,7 @@ def test_merge_ratio_of_sequential_async_writes() -> None:
 def test_chooser_switches_and_the_queue_drains_first() -> None:
     seen: list[WindowFeatures] = []
 
-    def chooser(f: WindowFeatures) -> Optional[str]:
+    def chooser(f: WindowFeatures) -> str | None:
         seen.append(f)
         return "stream" if len(seen) == 2 else None
 

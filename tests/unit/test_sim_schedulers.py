@@ -6,7 +6,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from ioaz.sim.devices import FixedDevice, FixedParams, load_device
 from ioaz.sim.engine import Simulator
 from ioaz.sim.request import Request

@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ioaz.sim.devices import FixedDevice, FixedParams
 from ioaz.sim.engine import Simulator
 from ioaz.sim.request import Request
@@ -57,7 +56,7 @@ def test_vector(path: Path) -> None:
         if name == "merged":
             assert sim.total_merges == want
         elif name == "expired":
-            assert getattr(sim.sched, "expired") == want
+            assert sim.sched.expired == want
         else:
             pytest.fail(f"{path.name}: counter {name!r} unknown to the simulator")
 

@@ -15,7 +15,7 @@ import math
 from bisect import bisect_right
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import yaml
 
@@ -34,8 +34,8 @@ class Device:
 
     def __init__(self) -> None:
         self.inflight = 0
-        self._at: Optional[AtFn] = None
-        self._done: Optional[DoneFn] = None
+        self._at: AtFn | None = None
+        self._done: DoneFn | None = None
 
     def bind(self, at: AtFn, done: DoneFn) -> None:
         self._at = at
@@ -84,7 +84,7 @@ class _Segment:
     """A read-cache segment: data from `start` up to an end that grows while the head keeps
     reading ahead into it (prefetch), frozen once the head leaves."""
 
-    __slots__ = ("start", "end0", "t0", "frozen", "used")
+    __slots__ = ("end0", "frozen", "start", "t0", "used")
 
     def __init__(self, start: int, end0: int, t0: float) -> None:
         self.start = start
@@ -145,7 +145,7 @@ class HDD(Device):
         self.head_cyl = 0
         self.head_free = 0.0          # the head is busy finishing a minimum prefetch until then
         self.segments: list[_Segment] = []
-        self.active: Optional[_Segment] = None
+        self.active: _Segment | None = None
         self.queue: list[Request] = []
         self.busy = False
         self.cache_hits = 0
@@ -412,14 +412,14 @@ class RAIDParams:
     disks: int = 4
     stripe_kb: float = 128.0         # Carroll Table 4.5: 128 KiB for 0 and 1+0, 64 KiB for 5
     queue_depth: int = 32            # controller queue (Carroll 3.3/5.4: 32 did best)
-    member: Optional[dict[str, Any]] = None   # HDDParams fields of every member disk
+    member: dict[str, Any] | None = None   # HDDParams fields of every member disk
 
 
 class _Op:
     """A host request in the controller: stages of member I/Os; a stage starts when the
     previous one is done (RAID 5 read-modify-write)."""
 
-    __slots__ = ("rq", "stages", "pending")
+    __slots__ = ("pending", "rq", "stages")
 
     def __init__(self, rq: Request, stages: list[list[tuple[int, int, int, bool]]]) -> None:
         self.rq = rq
@@ -610,7 +610,7 @@ def _load_spec(name_or_path: str) -> dict[str, Any]:
         raise ValueError(f"device model {name_or_path!r} not found (known: {', '.join(model_names())})")
     data = yaml.safe_load(path.read_text())
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a mapping of device parameters")
+        raise ValueError(f"{path}: expected a mapping of device parameters")  # noqa: TRY004
     data.setdefault("name", path.stem)
     return data
 

@@ -16,7 +16,7 @@ import heapq
 import math
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional
 
 from ioaz.classify.types import WindowFeatures
 from ioaz.sim.devices import Device
@@ -32,7 +32,7 @@ HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
 _log2 = math.log2
 
 
-def percentile(sorted_vals: list[float], q: float) -> Optional[float]:
+def percentile(sorted_vals: list[float], q: float) -> float | None:
     """Nearest-rank percentile of an ascending list (None when empty)."""
     if not sorted_vals:
         return None
@@ -53,7 +53,7 @@ class LatencyHistogram:
         c[b] = c.get(b, 0) + 1
         self.n += 1
 
-    def percentile(self, q: float) -> Optional[float]:
+    def percentile(self, q: float) -> float | None:
         if not self.n:
             return None
         rank = max(1, math.ceil(q * self.n))
@@ -66,8 +66,21 @@ class LatencyHistogram:
 
 
 class _Window:
-    __slots__ = ("bios", "seq", "merges", "pids", "done", "reads", "rbytes", "wbytes", "lat",
-                 "depth_sum", "issued", "lat_hist", "size_hist")
+    __slots__ = (
+        "bios",
+        "depth_sum",
+        "done",
+        "issued",
+        "lat",
+        "lat_hist",
+        "merges",
+        "pids",
+        "rbytes",
+        "reads",
+        "seq",
+        "size_hist",
+        "wbytes",
+    )
 
     def __init__(self) -> None:
         self.bios = self.seq = self.merges = self.done = self.reads = 0
@@ -92,8 +105,8 @@ class SimResult:
     proc_min_mb_s: float
     proc_max_mb_s: float
     proc_mean_mb_s: float
-    p50_latency_s: Optional[float]   # submit to complete, what the process waits
-    p99_latency_s: Optional[float]
+    p50_latency_s: float | None   # submit to complete, what the process waits
+    p99_latency_s: float | None
     merges: int
     wall_s: float
     requests_per_wall_s: float
@@ -109,9 +122,9 @@ class SimResult:
 
 
 class Simulator:
-    def __init__(self, device: Device, scheduler: Union[str, Scheduler], workload: Workload, *,
-                 tunables: Optional[dict[str, Any]] = None, window_s: float = 1.0,
-                 chooser: Optional[Chooser] = None, switch_cost_s: float = 0.0, seed: int = 1,
+    def __init__(self, device: Device, scheduler: str | Scheduler, workload: Workload, *,
+                 tunables: dict[str, Any] | None = None, window_s: float = 1.0,
+                 chooser: Chooser | None = None, switch_cost_s: float = 0.0, seed: int = 1,
                  device_name: str = "sim0", keep_windows: bool = True) -> None:
         self.device = device
         self.tunables = dict(tunables or {})
@@ -135,7 +148,7 @@ class Simulator:
         self.live = 0                   # processes of the current phase not yet finished
         self.finished = False
         self.frozen = False             # switching: submissions blocked
-        self.switch_to: Optional[str] = None
+        self.switch_to: str | None = None
         self.switch_t0 = 0.0
         self.blocked: list[Request] = []
         self.switches: list[dict[str, Any]] = []
@@ -153,8 +166,8 @@ class Simulator:
         self.next_pid = 1000
         self.cpu_s = 0.0
         self.last_window_t = 0.0
-        self.issue_log: Optional[list[Request]] = None   # set to a list to record dispatch order
-        self.complete_log: Optional[list[Request]] = None  # ... and every bio's completion
+        self.issue_log: list[Request] | None = None   # set to a list to record dispatch order
+        self.complete_log: list[Request] | None = None  # ... and every bio's completion
         device.bind(self.at, self._on_complete)
 
     # --- the clock -------------------------------------------------------------------------
@@ -392,7 +405,7 @@ class Simulator:
             self._start_phase(self.now, self.phase_idx + 1)
 
     # --- running -------------------------------------------------------------------------
-    def run(self, max_s: Optional[float] = None) -> SimResult:
+    def run(self, max_s: float | None = None) -> SimResult:
         wall0 = time.perf_counter()
         cpu0 = time.process_time()
         self.at(0.0, self._start_phase, 0)

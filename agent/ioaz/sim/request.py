@@ -1,8 +1,6 @@
 """One block request as the simulator sees it (a bio that may absorb others by merging)."""
 from __future__ import annotations
 
-from typing import Optional
-
 SECTOR = 512  # bytes; every position and size in the simulator is in 512-byte sectors
 
 
@@ -14,8 +12,20 @@ class Request:
     """
 
     __slots__ = (
-        "id", "pid", "sector", "nsec", "write", "sync", "submit", "issue", "complete",
-        "deadline", "merged", "est", "stream_size", "seq",
+        "complete",
+        "deadline",
+        "est",
+        "id",
+        "issue",
+        "merged",
+        "nsec",
+        "pid",
+        "sector",
+        "seq",
+        "stream_size",
+        "submit",
+        "sync",
+        "write",
     )
 
     def __init__(self, rid: object, pid: int, sector: int, nsec: int, write: bool, sync: bool,
@@ -31,7 +41,7 @@ class Request:
         self.complete = -1.0
         self.deadline = 0.0
         # bios merged into this one; they complete with it (None: nothing merged, the common case)
-        self.merged: Optional[list[Request]] = None
+        self.merged: list[Request] | None = None
         self.est = 0.0          # scheduler scratch: estimated service time (stream)
         self.stream_size = 0    # stream scheduler: length of the stream this request extends
         self.seq = 0            # arrival number, a stable tie-breaker in sorted queues

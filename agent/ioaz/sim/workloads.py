@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from functools import partial
+from typing import Any, Callable
 
 from ioaz.sim.request import SECTOR, Request
 
@@ -30,7 +31,7 @@ class ProcSpec:
     region_gb: float = 0.0       # where the process's file starts
     span_gb: float = 1.0         # how big it is
     backward: bool = False       # seq going down
-    count: Optional[int] = None  # requests to issue; None: until the phase ends
+    count: int | None = None  # requests to issue; None: until the phase ends
 
     def __post_init__(self) -> None:
         if self.op not in ("read", "write", "mixed"):
@@ -43,7 +44,7 @@ class ProcSpec:
 
 @dataclass
 class Phase:
-    duration_s: Optional[float]          # None: until every process has issued its count
+    duration_s: float | None          # None: until every process has issued its count
     procs: list[ProcSpec] = field(default_factory=list)
     name: str = ""
 
@@ -57,9 +58,29 @@ class Workload:
 class Process:
     """A running ProcSpec. The engine calls start(), then complete() for each request."""
 
-    __slots__ = ("pid", "spec", "sim", "rng", "nsec", "lo", "hi", "pos", "issued", "stop_at",
-                 "stopped", "outstanding", "bytes", "done", "start_t", "end_t", "lat_sum",
-                 "lat_max", "delay", "_rid", "write_fixed")
+    __slots__ = (
+        "_rid",
+        "bytes",
+        "delay",
+        "done",
+        "end_t",
+        "hi",
+        "issued",
+        "lat_max",
+        "lat_sum",
+        "lo",
+        "nsec",
+        "outstanding",
+        "pid",
+        "pos",
+        "rng",
+        "sim",
+        "spec",
+        "start_t",
+        "stop_at",
+        "stopped",
+        "write_fixed",
+    )
 
     def __init__(self, pid: int, spec: ProcSpec, sim: Any, seed: int) -> None:
         self.pid = pid
@@ -82,7 +103,7 @@ class Process:
         self.lat_sum = 0.0
         self.lat_max = 0.0
         self.delay = (spec.think_ms / 1e3) + spec.host_us / 1e6
-        self.write_fixed: Optional[bool] = None if spec.op == "mixed" else spec.op == "write"
+        self.write_fixed: bool | None = None if spec.op == "mixed" else spec.op == "write"
         self._rid = 0
 
     def start(self, now: float) -> None:
@@ -126,8 +147,7 @@ class Process:
         self.bytes += rq.nsec * SECTOR
         lat = now - rq.submit
         self.lat_sum += lat
-        if lat > self.lat_max:
-            self.lat_max = lat
+        self.lat_max = max(self.lat_max, lat)
         if self.stopped or (self.spec.count is not None and self.issued >= self.spec.count):
             if self.outstanding == 0 and self.end_t < 0:
                 self.end_t = now
@@ -188,16 +208,49 @@ def phases_mix(phase_s: float = 10.0) -> Workload:
     return Workload("phases", [replace(p.phases[0]) for p in parts])
 
 
+def postmark(duration_s: float = 20.0) -> Workload:
+    """A postmark-like small-file mix (Carroll 4.2.4, Xu & Jiang 3.3): four processes, each on
+    its own file set 50 GB from the next, synchronous 0.5-10 KB accesses (here 4 KiB and
+    8 KiB), half reads half writes, at random within a 500 MB set."""
+    procs = [ProcSpec(name=f"postmark-{i}", op="mixed", read_fraction=0.5, pattern="rand",
+                      size_kb=4 if i % 2 else 8, sync=True, region_gb=10.0 + 50.0 * i,
+                      span_gb=0.5) for i in range(4)]
+    return Workload("postmark", [Phase(duration_s, procs, name="postmark")])
+
+
+def database(duration_s: float = 20.0) -> Workload:
+    """A database-like mix: eight query processes reading 8 KiB pages at random over a 20 GB
+    table space (synchronous), a log writer appending 64 KiB synchronously elsewhere, and a
+    checkpointer writing 8 KiB pages back asynchronously."""
+    procs = [ProcSpec(name=f"query-{i}", op="read", pattern="rand", size_kb=8,
+                      region_gb=5.0, span_gb=20.0) for i in range(8)]
+    procs.append(ProcSpec(name="wal", op="write", pattern="seq", size_kb=64, region_gb=100.0,
+                          span_gb=2.0, think_ms=2.0))
+    procs.append(ProcSpec(name="checkpoint", op="write", pattern="rand", size_kb=8, sync=False,
+                          depth=16, region_gb=5.0, span_gb=20.0, think_ms=5.0))
+    return Workload("database", [Phase(duration_s, procs, name="database")])
+
+
+def zeroing(duration_s: float = 20.0) -> Workload:
+    """Disk zeroing (dd if=/dev/zero): one process writing 1 MiB blocks from the start of the
+    disk, write-back keeping four in flight."""
+    return Workload("zeroing", [Phase(duration_s, [ProcSpec(
+        name="zero", op="write", pattern="seq", size_kb=1024, sync=False, depth=4,
+        region_gb=0.0, span_gb=10_000.0)], name="zeroing")])
+
+
 def _named() -> dict[str, Callable[[float], Workload]]:
     out: dict[str, Callable[[float], Workload]] = {
-        "par-read": lambda d: par_read(d),
-        "phases": lambda d: phases_mix(d),
+        "par-read": par_read,
+        "phases": phases_mix,
+        "postmark": postmark,
+        "database": database,
+        "zeroing": zeroing,
     }
     for n in (1, 4, 8, 16):
         for pat in ("seq", "rand"):
             for mode in ("read", "write"):
-                out[f"ioaz-{n}-{pat}-{mode}"] = (
-                    lambda d, n=n, pat=pat, mode=mode: ioaz_category(n, pat, mode, d))
+                out[f"ioaz-{n}-{pat}-{mode}"] = partial(ioaz_category, n, pat, mode)
     return out
 
 

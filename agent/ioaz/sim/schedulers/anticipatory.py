@@ -11,7 +11,7 @@ history AS keeps).
 from __future__ import annotations
 
 from collections import deque
-from typing import Optional
+from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
@@ -20,7 +20,7 @@ SYNC, ASYNC = 0, 1
 
 
 class _ProcStats:
-    __slots__ = ("last_complete", "last_end", "ttime", "seek")
+    __slots__ = ("last_complete", "last_end", "seek", "ttime")
 
     def __init__(self) -> None:
         self.last_complete = -1.0
@@ -31,7 +31,7 @@ class _ProcStats:
 
 class Anticipatory(Scheduler):
     name = "anticipatory"
-    DEFAULTS = {"read_expire_ms": 125.0, "write_expire_ms": 250.0,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"read_expire_ms": 125.0, "write_expire_ms": 250.0,
                 "read_batch_expire_ms": 500.0, "write_batch_expire_ms": 125.0,
                 "antic_expire_ms": 6.7, "back_seek_kb": 1024}
 
@@ -47,15 +47,15 @@ class Anticipatory(Scheduler):
         self.batch_dir = SYNC
         self.batch_start = 0.0
         self.procs: dict[int, _ProcStats] = {}
-        self.antic_pid: Optional[int] = None
+        self.antic_pid: int | None = None
         self.antic_until = 0.0
-        self.antic_hit: Optional[Request] = None
+        self.antic_hit: Request | None = None
         self.n = 0
 
     def __len__(self) -> int:
         return self.n
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         if rq.sync:
             ps = self.procs.get(rq.pid)
             if ps is None:
@@ -80,7 +80,7 @@ class Anticipatory(Scheduler):
             self.antic_hit = rq
         return None
 
-    def _fifo_head(self, d: int) -> Optional[Request]:
+    def _fifo_head(self, d: int) -> Request | None:
         f = self.fifo[d]
         while f and f[0].issue != -1.0:
             f.popleft()
@@ -93,9 +93,10 @@ class Anticipatory(Scheduler):
         s = self.sort[d]
         nxt = s.at_or_after(self.head)
         prv = s.before(self.head)
-        if prv is not None and self.head - prv.sector <= self.back:
-            if nxt is None or 2 * (self.head - prv.sector) < nxt.sector - self.head:
-                return prv
+        back = self.head - prv.sector if prv is not None else -1
+        if prv is not None and 0 <= back <= self.back and (
+                nxt is None or 2 * back < nxt.sector - self.head):
+            return prv
         if nxt is not None:
             return nxt
         return s.reqs[0]  # wrap to the lowest sector

@@ -8,7 +8,7 @@ and `completed(rq, now)` when the device finishes one.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from typing import Any, Optional, Union
+from typing import Any, ClassVar, Union
 
 from ioaz.sim.request import Request
 
@@ -19,7 +19,7 @@ MAX_SECTORS = 1024  # largest merged request: 512 KiB, the usual max_sectors_kb
 class Scheduler:
     name = "base"
     # tunable -> default; constructor keywords are checked against it
-    DEFAULTS: dict[str, Any] = {}
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, device: Any = None, **tunables: Any) -> None:
         bad = sorted(set(tunables) - set(self.DEFAULTS))
@@ -34,7 +34,7 @@ class Scheduler:
         self._seq += 1
         rq.seq = self._seq
 
-    def back_merge(self, rq: Request) -> Optional[Request]:
+    def back_merge(self, rq: Request) -> Request | None:
         """Append rq to a queued request that ends where rq starts (same direction), as the
         block layer's merge hash does; returns that request or None."""
         tgt = self._ends.get(rq.sector)
@@ -58,7 +58,7 @@ class Scheduler:
         if self._ends.get(e) is rq:
             del self._ends[e]
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         raise NotImplementedError
 
     def dispatch(self, now: float) -> Decision:
@@ -100,13 +100,13 @@ class SortedQueue:
         del self.keys[i]
         del self.reqs[i]
 
-    def at_or_after(self, sector: int) -> Optional[Request]:
+    def at_or_after(self, sector: int) -> Request | None:
         i = bisect_left(self.keys, sector * _TIE)
         return self.reqs[i] if i < len(self.reqs) else None
 
-    def before(self, sector: int) -> Optional[Request]:
+    def before(self, sector: int) -> Request | None:
         i = bisect_left(self.keys, sector * _TIE)
         return self.reqs[i - 1] if i > 0 else None
 
 
-__all__ = ["Scheduler", "SortedQueue", "Decision", "MAX_SECTORS", "insort"]
+__all__ = ["MAX_SECTORS", "Decision", "Scheduler", "SortedQueue", "insort"]

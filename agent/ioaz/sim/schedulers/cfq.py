@@ -12,7 +12,7 @@ recommends it on RAID).
 from __future__ import annotations
 
 from collections import deque
-from typing import Optional, Union
+from typing import Any, ClassVar, Union
 
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
@@ -21,7 +21,7 @@ Key = Union[int, str]
 
 
 class _Queue:
-    __slots__ = ("sorted", "fifo", "inflight", "last_complete", "ttime")
+    __slots__ = ("fifo", "inflight", "last_complete", "sorted", "ttime")
 
     def __init__(self) -> None:
         self.sorted = SortedQueue()
@@ -33,7 +33,7 @@ class _Queue:
 
 class CFQ(Scheduler):
     name = "cfq"
-    DEFAULTS = {"slice_sync_ms": 100.0, "slice_async_ms": 40.0, "slice_idle_ms": 8.0,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"slice_sync_ms": 100.0, "slice_async_ms": 40.0, "slice_idle_ms": 8.0,
                 "fifo_expire_sync_ms": 125.0, "fifo_expire_async_ms": 250.0,
                 "back_seek_max_kb": 16384, "back_seek_penalty": 2}
 
@@ -41,7 +41,7 @@ class CFQ(Scheduler):
         super().__init__(device, **tunables)
         self.queues: dict[Key, _Queue] = {}
         self.rr: deque[Key] = deque()
-        self.active: Optional[Key] = None
+        self.active: Key | None = None
         self.slice_end = 0.0
         self.head = 0
         self.n = 0
@@ -55,7 +55,7 @@ class CFQ(Scheduler):
     def key(rq: Request) -> Key:
         return rq.pid if rq.sync else "async"
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         k = self.key(rq)
         q = self.queues.get(k)
         if q is None:
@@ -115,9 +115,10 @@ class CFQ(Scheduler):
         nxt = q.sorted.at_or_after(self.head)
         prv = q.sorted.before(self.head)
         pen = self.t["back_seek_penalty"]
-        if prv is not None and self.head - prv.sector <= self.back:
-            if nxt is None or pen * (self.head - prv.sector) < nxt.sector - self.head:
-                return prv
+        back = self.head - prv.sector if prv is not None else -1
+        if prv is not None and 0 <= back <= self.back and (
+                nxt is None or pen * back < nxt.sector - self.head):
+            return prv
         return nxt if nxt is not None else q.sorted.reqs[0]
 
     def _take(self, q: _Queue, rq: Request) -> Request:

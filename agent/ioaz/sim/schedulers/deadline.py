@@ -9,7 +9,7 @@ FIFO head if that has expired or the elevator has reached the end of the disk.
 from __future__ import annotations
 
 from collections import deque
-from typing import Optional
+from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
@@ -19,7 +19,7 @@ READ, WRITE = 0, 1
 
 class Deadline(Scheduler):
     name = "deadline"
-    DEFAULTS = {"read_expire_ms": 500.0, "write_expire_ms": 5000.0, "fifo_batch": 16,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"read_expire_ms": 500.0, "write_expire_ms": 5000.0, "fifo_batch": 16,
                 "writes_starved": 2}
 
     def __init__(self, device: object = None, **tunables: object) -> None:
@@ -36,7 +36,7 @@ class Deadline(Scheduler):
     def __len__(self) -> int:
         return self.n
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         tgt = self.back_merge(rq)
         if tgt is not None:
             return tgt
@@ -49,7 +49,7 @@ class Deadline(Scheduler):
         self.n += 1
         return None
 
-    def _fifo_head(self, d: int) -> Optional[Request]:
+    def _fifo_head(self, d: int) -> Request | None:
         f = self.fifo[d]
         while f and f[0].issue != -1.0:   # lazily drop ones already dispatched
             f.popleft()
@@ -62,7 +62,7 @@ class Deadline(Scheduler):
     def any_expired(self, now: float) -> bool:
         return self.expired(READ, now) or self.expired(WRITE, now)
 
-    def select(self, now: float) -> tuple[Optional[Request], bool]:
+    def select(self, now: float) -> tuple[Request | None, bool]:
         """The request deadline would dispatch now and whether it starts a new batch,
         without changing any state (the stream scheduler asks this)."""
         if self.n == 0:

@@ -6,7 +6,7 @@ beyond merging contiguous requests")."""
 from __future__ import annotations
 
 from collections import deque
-from typing import Optional
+from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler
@@ -14,13 +14,13 @@ from ioaz.sim.schedulers.base import Decision, Scheduler
 
 class Fifo(Scheduler):
     name = "fifo"
-    DEFAULTS: dict = {}
+    DEFAULTS: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, device: object = None, **tunables: object) -> None:
         super().__init__(device, **tunables)
         self.q: deque[Request] = deque()
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         self.q.append(rq)
         return None
 
@@ -34,7 +34,7 @@ class Fifo(Scheduler):
 class Noop(Fifo):
     name = "noop"
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         tgt = self.back_merge(rq)
         if tgt is not None:
             return tgt

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from typing import Any, Optional
+from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler
@@ -28,7 +28,7 @@ class ServiceCurve:
 
     def __init__(self, device: Any, points: int = 48, backward_penalty: float = 0.5) -> None:
         cap = int(getattr(device, "capacity_sectors", 1 << 30))
-        self.dist = [0] + [int(round(math.exp(math.log(cap) * i / points))) for i in range(points + 1)]
+        self.dist = [0] + [round(math.exp(math.log(cap) * i / points)) for i in range(points + 1)]
         self.time = [device.estimate(d) for d in self.dist] if device is not None else \
             [0.0001 + 0.01 * d / cap for d in self.dist]
         self.back = 1.0 + backward_penalty
@@ -50,7 +50,7 @@ class ServiceCurve:
 
 class Stream(Scheduler):
     name = "stream"
-    DEFAULTS = {"stream_threshold": 4, "stream_time_slice_ms": 124.0, "tolerance_factor": 0.5,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"stream_threshold": 4, "stream_time_slice_ms": 124.0, "tolerance_factor": 0.5,
                 "read_expire_ms": 500.0, "write_expire_ms": 5000.0, "fifo_batch": 16,
                 "writes_starved": 2}
 
@@ -64,16 +64,16 @@ class Stream(Scheduler):
         self.tol = self.t["tolerance_factor"]
         self.slice = self.t["stream_time_slice_ms"] / 1e3
         self.parents: list[Request] = []   # the parent-to-be queue
-        self.waiting: Optional[Request] = None
+        self.waiting: Request | None = None
         self.wait_until = 0.0
-        self.child: Optional[Request] = None
+        self.child: Request | None = None
         self.slice_start = -1.0            # >= 0 while a stream is being served
         self.stream_dispatches = 0         # children dispatched by waiting (for reports)
 
     def __len__(self) -> int:
         return len(self.inner)
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         # The stream is formed from arrivals whatever gets dispatched (2.1).
         best = None
         best_cost = 0.0

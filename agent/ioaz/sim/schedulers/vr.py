@@ -12,7 +12,7 @@ deadline avalanche. The exact rules are those of tests/vectors/README.md, shared
 from __future__ import annotations
 
 from collections import deque
-from typing import Optional
+from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
@@ -20,7 +20,7 @@ from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
 
 class VR(Scheduler):
     name = "vr"
-    DEFAULTS = {"rev_penalty": 10, "fifo_batch": 16, "sync_expire_ms": 500.0,
+    DEFAULTS: ClassVar[dict[str, Any]] = {"rev_penalty": 10, "fifo_batch": 16, "sync_expire_ms": 500.0,
                 "async_expire_ms": 5000.0, "deadlines": 1}
 
     def __init__(self, device: object = None, head_sector: int = 0, direction_up: bool = True,
@@ -37,7 +37,7 @@ class VR(Scheduler):
     def __len__(self) -> int:
         return self.n
 
-    def add(self, rq: Request, now: float) -> Optional[Request]:
+    def add(self, rq: Request, now: float) -> Request | None:
         tgt = self.back_merge(rq)
         if tgt is not None:
             return tgt
@@ -49,7 +49,7 @@ class VR(Scheduler):
         self.n += 1
         return None
 
-    def _expired(self, now: float) -> Optional[Request]:
+    def _expired(self, now: float) -> Request | None:
         best = None
         for f in self.fifo:
             while f and f[0].issue != -1.0:
