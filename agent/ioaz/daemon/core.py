@@ -284,9 +284,9 @@ class Daemon:
     def control_pin(self, device: str, policy: str, duration_s: Optional[float]) -> dict:
         with self.lock:
             rec = self._rec(device)
-            if policy not in self.config.decide.policies.policies:
+            if policy not in self.config.decide.policies.policies():
                 raise ControlError(f"unknown policy {policy!r} (expected one of "
-                                   f"{', '.join(sorted(self.config.decide.policies.policies))})")
+                                   f"{', '.join(sorted(self.config.decide.policies.policies()))})")
             if duration_s is not None and duration_s <= 0:
                 raise ControlError(f"pin duration must be positive, got {duration_s}")
             rec.state = pin(rec.state, policy, self.clock(), duration_s)
