@@ -1,0 +1,272 @@
+"""ioazctl against a real ioazd: a real process on a real loop device, driven by real fio.
+
+The loop device is marked rotational so the IOAZ tables apply (goal mean, Table 3):
+one sequential reader -> fcfs (no fifo module on the host: `none`), eight random readers ->
+anticipatory (bfq). Damping is shortened (hysteresis 2 windows, dwell 2 s) to keep this quick.
+The RunningIoazd helper is shared with test_prometheus_scrape.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO, fio_args, need_root, need_tool
+
+BIN = Path(sys.executable).parent
+SIZE_MB = 1024
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+def active(dev: str) -> str:
+    line = Path(f"/sys/block/{dev}/queue/scheduler").read_text()
+    return line.split("[")[1].split("]")[0]
+
+
+def wait_for(what: str, pred, timeout: float, step: float = 0.2):
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(step)
+
+
+class RunningIoazd:
+    """ioazd on one loop device, its socket in a directory every user can traverse."""
+
+    def __init__(self, dev: str, matrix_dir: Path):
+        self.dev = dev
+        # /tmp/pytest-of-root is 0700: the unprivileged-user test needs a reachable socket.
+        self.dir = Path(tempfile.mkdtemp(prefix="ioaz-ctl-"))
+        os.chmod(self.dir, 0o755)
+        self.socket = self.dir / "ioaz.sock"
+        self.config = self.dir / "ioaz.yaml"
+        self.matrix_dir = matrix_dir
+        self.config.write_text(yaml.safe_dump({
+            "window_s": 1.0, "probe": "bpf",
+            "devices": {"include": [dev], "exclude": []},
+            "thresholds": str(REPO / "decision_matrices" / "thresholds.yaml"),
+            "state_dir": str(self.dir / "state"), "socket": str(self.socket),
+            "metrics": {"listen": "127.0.0.1:0"},
+            "decide": {"goal": "mean", "matrix_dir": str(matrix_dir),
+                       "hysteresis_windows": 2, "min_dwell_s": 2, "cooldown_s": 1}}))
+        self.log = open(self.dir / "ioazd.log", "w+")
+        self.proc = subprocess.Popen([str(BIN / "ioazd"), "--config", str(self.config)],
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        port = wait_for("ioazd to serve metrics and its socket", self._started, 15)
+        self.metrics_url = f"http://127.0.0.1:{port}/metrics"
+
+    def _started(self):
+        if self.proc.poll() is not None:
+            raise AssertionError(f"ioazd exited {self.proc.returncode}:\n{self.log_text()}")
+        m = re.search(r'"event": "metrics", "listen": "127\.0\.0\.1:(\d+)"', self.log_text())
+        return m and self.socket.exists() and int(m.group(1))
+
+    def log_text(self) -> str:
+        return (self.dir / "ioazd.log").read_text()
+
+    def ctl(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(BIN / "ioazctl"), *args, "--socket", str(self.socket)],
+                              capture_output=True, text=True, timeout=30)
+
+    def ctl_json(self, *args: str):
+        r = self.ctl(*args, "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    def device(self) -> dict:
+        (d,) = self.ctl_json("status")["devices"]
+        return d
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def start_ioazd(make_loop, tmp_path: Path) -> RunningIoazd:
+    need_root()
+    need_tool("fio")
+    dev = make_loop(SIZE_MB)
+    Path(f"/sys/block/{dev}/queue/rotational").write_text("1")
+    matrices = tmp_path / "matrices"
+    shutil.copytree(REPO / "decision_matrices", matrices)
+    return RunningIoazd(dev, matrices)
+
+
+@pytest.fixture
+def ioazd(make_loop, tmp_path):
+    d = start_ioazd(make_loop, tmp_path)
+    yield d
+    d.stop()
+
+
+def fio_bg(dev: str, rw: str, jobs: int, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen(fio_args(dev, rw=rw, jobs=jobs, seconds=seconds, size_mb=SIZE_MB),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_pin_overrides_the_matrix_and_expires_on_time(ioazd):
+    dev = ioazd.dev
+    fio = fio_bg(dev, "read", 1, 14)      # the matrix says fcfs (none) for this
+    try:
+        wait_for("the matrix to choose fcfs", lambda: ioazd.device()["policy"] == "fcfs", 6)
+        r = ioazd.ctl("pin", dev, "deadline", "--for", "4s")
+        t_pin = time.monotonic()
+        assert r.returncode == 0, r.stderr
+        assert "pinned" in r.stdout and "deadline" in r.stdout
+        wait_for("the pin to take effect", lambda: active(dev) == "mq-deadline", 3)
+        d = ioazd.device()
+        assert d["mode"] == "pinned" and d["pin"]["policy"] == "deadline"
+        assert 0 < d["pin"]["remaining_s"] <= 4
+        # Expiry: back to the matrix, which puts fcfs (none) back for the same workload.
+        wait_for("the pin to expire", lambda: ioazd.device()["mode"] == "auto", 7)
+        expired_after = time.monotonic() - t_pin
+        assert 3.5 <= expired_after <= 6.5, expired_after
+        wait_for("the matrix's choice to return", lambda: active(dev) == "none", 6)
+        reasons = [h["reason"] for h in ioazd.ctl_json("history", "--device", dev)]
+        assert "pin" in reasons
+    finally:
+        fio.kill()
+        fio.wait()
+
+
+def test_unpin_returns_to_auto_and_bad_requests_are_refused(ioazd):
+    dev = ioazd.dev
+    assert ioazd.ctl("pin", dev, "latency-ish").returncode == 1
+    r = ioazd.ctl("pin", dev, "kyber")
+    assert r.returncode == 0 and "until unpinned" in r.stdout
+    wait_for("kyber", lambda: active(dev) == "kyber", 3)
+    assert ioazd.device()["pin"] == {"policy": "kyber", "remaining_s": None}
+    r = ioazd.ctl("unpin", dev)
+    assert r.returncode == 0 and ioazd.device()["mode"] == "auto"
+    assert ioazd.device()["pin"] is None
+
+    r = ioazd.ctl("pin", "nosuchdisk", "deadline")
+    assert r.returncode == 1 and f"unknown device 'nosuchdisk' (managed: {dev})" in r.stderr
+    r = ioazd.ctl("pin", dev, "warp")
+    assert r.returncode == 1 and "unknown policy 'warp'" in r.stderr
+    r = ioazd.ctl("pin", dev, "deadline", "--for", "30 minutes")
+    assert r.returncode == 2 and "bad duration '30 minutes'" in r.stderr
+    r = ioazd.ctl("goal", dev, "speed")
+    assert r.returncode == 1 and "unknown goal 'speed'" in r.stderr
+    assert ioazd.ctl("goal", dev, "throughput").returncode == 0
+    # Garbage on the socket does not hurt the daemon.
+    import socket as so
+    with so.socket(so.AF_UNIX) as s:
+        s.connect(str(ioazd.socket))
+        s.sendall(b"\x00{{{ not json\n")
+        assert b'"ok":false' in s.recv(4096)
+    assert ioazd.ctl("status").returncode == 0 and ioazd.proc.poll() is None
+
+
+def test_pause_holds_the_scheduler_and_resume_lets_ioaz_decide(ioazd):
+    dev = ioazd.dev
+    before = active(dev)
+    r = ioazd.ctl("pause", dev)
+    assert r.returncode == 0 and "paused" in r.stdout
+    fio = fio_bg(dev, "randread", 8, 12)   # the matrix would say anticipatory (bfq)
+    try:
+        time.sleep(4)
+        d = ioazd.device()
+        assert d["mode"] == "paused" and active(dev) == before
+        assert d["class"] == {"processes": "8", "pattern": "random", "mode": "read"}
+        assert ioazd.ctl("resume", dev).returncode == 0
+        wait_for("bfq after resume", lambda: active(dev) == "bfq", 6)
+        assert ioazd.device()["mode"] == "auto"
+        ex = ioazd.ctl_json("explain", dev)
+        assert ex["decision"]["verdict"]["policy"] == "anticipatory"
+        human = ioazd.ctl("explain", dev).stdout
+        assert "8/random/read" in human and "ioaz-table3-mean" in human
+    finally:
+        fio.kill()
+        fio.wait()
+
+
+def test_reload_with_a_broken_matrix_keeps_the_old_one(ioazd):
+    table = ioazd.matrix_dir / "ioaz-table3-mean.yaml"
+    good = table.read_text()
+    table.write_text(good.replace("kind: matrix", "kind: matrix\nbogus_key: 1", 1))
+    windows = ioazd.ctl_json("status")["windows"]
+    r = ioazd.ctl("reload")
+    assert r.returncode == 1
+    assert "reload rejected, old configuration kept" in r.stderr
+    assert f"{table}:" in r.stderr          # FILE:LINE of what is wrong
+    # The daemon keeps deciding with the old matrices.
+    wait_for("more windows", lambda: ioazd.ctl_json("status")["windows"] > windows + 1, 5)
+    fio = fio_bg(ioazd.dev, "randread", 8, 8)
+    try:
+        wait_for("bfq from the old table", lambda: active(ioazd.dev) == "bfq", 7)
+    finally:
+        fio.kill()
+        fio.wait()
+    table.write_text(good)
+    r = ioazd.ctl("reload")
+    assert r.returncode == 0 and f"reloaded {ioazd.config}" in r.stdout
+
+
+CLIENT = """import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\\n")
+print(s.makefile().readline(), end="")
+"""
+
+
+def test_unprivileged_user_reads_but_may_not_change(ioazd):
+    need_tool("useradd")
+    user = f"ioazt{uuid.uuid4().hex[:6]}"
+    script = ioazd.dir / "client.py"
+    script.write_text(CLIENT)
+    os.chmod(script, 0o644)
+    made_group = False
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+                   check=True)
+    try:
+        def as_user(req: dict) -> dict:
+            r = subprocess.run(["runuser", "-u", user, "--", "/usr/bin/python3", str(script),
+                                str(ioazd.socket), json.dumps(req)],
+                               capture_output=True, text=True, timeout=20)
+            assert r.returncode == 0, r.stderr
+            return json.loads(r.stdout)
+
+        st = as_user({"cmd": "status"})
+        assert st["ok"] and st["result"]["devices"][0]["device"] == ioazd.dev
+        assert as_user({"cmd": "explain", "device": ioazd.dev})["ok"]
+        assert as_user({"cmd": "history"})["ok"]
+        r = as_user({"cmd": "pin", "device": ioazd.dev, "policy": "deadline"})
+        assert r["ok"] is False and r["error"].startswith("permission denied")
+        assert as_user({"cmd": "reload"})["error"].startswith("permission denied")
+        assert ioazd.device()["mode"] == "auto"
+        # A member of group ioaz may change things (the group is looked up per request).
+        if subprocess.run(["getent", "group", "ioaz"], capture_output=True).returncode != 0:
+            subprocess.run(["groupadd", "--system", "ioaz"], check=True)
+            made_group = True
+        subprocess.run(["usermod", "-aG", "ioaz", user], check=True)
+        r = as_user({"cmd": "pin", "device": ioazd.dev, "policy": "deadline", "for": "5s"})
+        assert r["ok"], r
+        assert ioazd.device()["mode"] == "pinned"
+    finally:
+        subprocess.run(["userdel", user], capture_output=True)
+        if made_group:
+            subprocess.run(["groupdel", "ioaz"], capture_output=True)
