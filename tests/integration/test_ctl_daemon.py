@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import socket as so
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, fio_args, need_root, need_tool
 
 BIN = Path(sys.executable).parent
@@ -64,7 +64,7 @@ class RunningIoazd:
             "metrics": {"listen": "127.0.0.1:0"},
             "decide": {"goal": "mean", "matrix_dir": str(matrix_dir),
                        "hysteresis_windows": 2, "min_dwell_s": 2, "cooldown_s": 1}}))
-        self.log = open(self.dir / "ioazd.log", "w+")
+        self.log = open(self.dir / "ioazd.log", "w+")  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen([str(BIN / "ioazd"), "--config", str(self.config)],
                                      stdout=self.log, stderr=subprocess.STDOUT)
         port = wait_for("ioazd to serve metrics and its socket", self._started, 15)
@@ -81,7 +81,7 @@ class RunningIoazd:
 
     def ctl(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run([str(BIN / "ioazctl"), *args, "--socket", str(self.socket)],
-                              capture_output=True, text=True, timeout=30)
+                              capture_output=True, text=True, timeout=30, check=False)
 
     def ctl_json(self, *args: str):
         r = self.ctl(*args, "--json")
@@ -172,7 +172,6 @@ def test_unpin_returns_to_auto_and_bad_requests_are_refused(ioazd):
     assert r.returncode == 1 and "unknown goal 'speed'" in r.stderr
     assert ioazd.ctl("goal", dev, "throughput").returncode == 0
     # Garbage on the socket does not hurt the daemon.
-    import socket as so
     with so.socket(so.AF_UNIX) as s:
         s.connect(str(ioazd.socket))
         s.sendall(b"\x00{{{ not json\n")
@@ -246,7 +245,7 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
         def as_user(req: dict) -> dict:
             r = subprocess.run(["runuser", "-u", user, "--", "/usr/bin/python3", str(script),
                                 str(ioazd.socket), json.dumps(req)],
-                               capture_output=True, text=True, timeout=20)
+                               capture_output=True, text=True, timeout=20, check=False)
             assert r.returncode == 0, r.stderr
             return json.loads(r.stdout)
 
@@ -259,7 +258,7 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
         assert as_user({"cmd": "reload"})["error"].startswith("permission denied")
         assert ioazd.device()["mode"] == "auto"
         # A member of group ioaz may change things (the group is looked up per request).
-        if subprocess.run(["getent", "group", "ioaz"], capture_output=True).returncode != 0:
+        if subprocess.run(["getent", "group", "ioaz"], capture_output=True, check=False).returncode != 0:
             subprocess.run(["groupadd", "--system", "ioaz"], check=True)
             made_group = True
         subprocess.run(["usermod", "-aG", "ioaz", user], check=True)
@@ -267,6 +266,6 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
         assert r["ok"], r
         assert ioazd.device()["mode"] == "pinned"
     finally:
-        subprocess.run(["userdel", user], capture_output=True)
+        subprocess.run(["userdel", user], capture_output=True, check=False)
         if made_group:
-            subprocess.run(["groupdel", "ioaz"], capture_output=True)
+            subprocess.run(["groupdel", "ioaz"], capture_output=True, check=False)
