@@ -157,7 +157,7 @@ class Simulator:
         self.win = _Window()
         self.windows: list[WindowFeatures] = []
         self.stream_ends = [-(10**12)] * SEQ_STREAMS
-        self.stream_buckets: dict[int, set[int]] = {}
+        self.stream_buckets: dict[int, int] = {}   # end // SEQ_TOLERANCE -> stream slot
         self.stream_next = 0
         self.hist = LatencyHistogram()
         self.total_requests = 0
@@ -178,37 +178,27 @@ class Simulator:
     # --- requests --------------------------------------------------------------------------
     def _continues_stream(self, s: int, end: int) -> bool:
         """The probe's seq test: does a bio at s start within SEQ_TOLERANCE of the end of one of
-        the last SEQ_STREAMS streams? Stream ends are indexed by end // SEQ_TOLERANCE, so only
-        three buckets are looked at instead of every stream."""
+        the last SEQ_STREAMS streams? Stream ends are indexed by end // SEQ_TOLERANCE (one
+        stream per bucket: two ends that close are one stream for this test), so three dict
+        lookups replace a scan of every stream."""
         ends = self.stream_ends
         buckets = self.stream_buckets
         b = s // SEQ_TOLERANCE
         for bb in (b, b - 1, b + 1):
-            slots = buckets.get(bb)
-            if slots:
-                for i in slots:
-                    if -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
-                        self._move_stream(i, end)
-                        return True
+            i = buckets.get(bb)
+            if i is not None and -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
+                del buckets[bb]
+                ends[i] = end
+                buckets[end // SEQ_TOLERANCE] = i
+                return True
         i = self.stream_next
         self.stream_next = (i + 1) % SEQ_STREAMS
-        self._move_stream(i, end)
+        old = ends[i] // SEQ_TOLERANCE
+        if buckets.get(old) == i:
+            del buckets[old]
+        ends[i] = end
+        buckets[end // SEQ_TOLERANCE] = i
         return False
-
-    def _move_stream(self, i: int, end: int) -> None:
-        old = self.stream_ends[i] // SEQ_TOLERANCE
-        slots = self.stream_buckets.get(old)
-        if slots is not None:
-            slots.discard(i)
-            if not slots:
-                del self.stream_buckets[old]
-        self.stream_ends[i] = end
-        nb = end // SEQ_TOLERANCE
-        slots = self.stream_buckets.get(nb)
-        if slots is None:
-            self.stream_buckets[nb] = {i}
-        else:
-            slots.add(i)
 
     def submit(self, rq: Request) -> None:
         now = rq.submit
