@@ -59,6 +59,8 @@ def test_window_features_describe_the_workload() -> None:
     assert w.p50_latency_s is not None and w.p99_latency_s is not None
     assert 0 < w.p50_latency_s <= w.p99_latency_s
     assert w.avg_depth == pytest.approx(1.0)
+    assert w.size_hist == {17: w.requests}          # every request 128 KiB = 2**17 bytes
+    assert sum(w.latency_hist.values()) == w.requests
     assert w.observe_dict()["source"] == "sim"
 
     rnd = Simulator(load_device("wd500"), "deadline",

@@ -259,6 +259,8 @@ class Simulator:
             w.reads += 1
             w.rbytes += nbytes
         w.lat.append(now - rq.issue)
+        sb = nbytes.bit_length() - 1   # log2 bytes bucket, as the probe's size histogram
+        w.size_hist[sb] = w.size_hist.get(sb, 0) + 1
         procs = self.procs
         merged = rq.merged
         if self.complete_log is not None:
@@ -348,7 +350,7 @@ class Simulator:
             mean_size_bytes=(w.rbytes + w.wbytes) / done if done else None,
             p50_latency_s=percentile(lat, 0.50), p99_latency_s=percentile(lat, 0.99),
             merge_ratio=w.merges / w.bios if w.bios else None,
-            source="sim", requests=done, latency_hist=w.lat_hist)
+            source="sim", requests=done, latency_hist=w.lat_hist, size_hist=w.size_hist)
 
     def _window(self, now: float, _: Any) -> None:
         f = self.features(now, self.window_s)
