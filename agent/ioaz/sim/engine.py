@@ -165,6 +165,7 @@ class Simulator:
         self.total_merges = 0
         self.next_pid = 1000
         self.cpu_s = 0.0
+        self.completing = False
         self.last_window_t = 0.0
         self.issue_log: list[Request] | None = None   # set to a list to record dispatch order
         self.complete_log: list[Request] | None = None  # ... and every bio's completion
@@ -214,7 +215,8 @@ class Simulator:
             w.merges += 1
             self.total_merges += 1
             return
-        self._kick(now)
+        if not self.completing:  # a completion kicks once after its processes resubmit
+            self._kick(now)
 
     def inject(self, rq: Request) -> None:
         """Submit a request at its own rq.submit time, outside any process (traces, vectors)."""
@@ -249,6 +251,7 @@ class Simulator:
         self._kick(now)
 
     def _on_complete(self, rq: Request, now: float) -> None:
+        self.completing = True
         self.sched.completed(rq, now)
         w = self.win
         w.done += 1
@@ -283,6 +286,7 @@ class Simulator:
                 p = procs.get(b.pid)
                 if p is not None:
                     p.complete(b, now)
+        self.completing = False
         if self.switch_to is not None:
             self._maybe_finish_switch(now)
         else:
