@@ -1,0 +1,133 @@
+"""The daemon's window loop without a kernel: a fake probe and a fake actuator.
+
+What an operator relies on: one device that fails does not stop the others; dry-run never
+writes; a vanished device is dropped; a control call on an unknown device is a client error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from ioaz.actuate.types import ActuationResult
+from ioaz.daemon.config import load_config
+from ioaz.daemon.core import ControlError, Daemon
+from ioaz.probe import devices as sysblock
+from ioaz.probe.layout import LAT_SLOTS
+from ioaz.probe.snapshot import DeviceSnapshot
+
+S = 1_000_000_000
+
+
+def busy(name: str, t: float, n: int) -> DeviceSnapshot:
+    """n random 4k writes per second from one process, since t=0."""
+    k = int(n * t)
+    lat = [0] * LAT_SLOTS
+    lat[17] = k
+    return DeviceSnapshot(name=name, major=7, minor=0, t_ns=int(t * S), source="bpf",
+                          issued=[0, k, 0, 0, 0], completed=[0, k, 0, 0, 0],
+                          issued_bytes=[0, 4096 * k, 0, 0, 0],
+                          completed_bytes=[0, 4096 * k, 0, 0, 0], bios=k, bios_seq=0,
+                          depth_sum=k, lat_hist=lat, procs={100: k})
+
+
+class FakeSource:
+    name = "bpf"
+
+    def __init__(self, names):
+        self.names, self.t = list(names), 0.0
+
+    def read(self):
+        self.t += 1.0
+        return {n: busy(n, self.t, 500) for n in self.names}
+
+    def close(self):
+        pass
+
+
+@dataclass
+class FakeActuator:
+    broken: set = field(default_factory=set)
+    applied: list = field(default_factory=list)
+    last_written: dict = field(default_factory=dict)
+
+    def check_drift(self, device):
+        return []
+
+    def apply_tuned(self, device, realisation, features, queue=None, raid=False):
+        if device in self.broken:
+            raise OSError(5, f"{device}: I/O error")
+        self.applied.append((device, realisation.scheduler))
+        return ActuationResult(device=device, switched=True, stall_s=0.01,
+                               scheduler_after=realisation.scheduler)
+
+    def restore_all(self):
+        return []
+
+    def forget(self, device):
+        pass
+
+
+@pytest.fixture
+def fake_sys(monkeypatch):
+    present = {"sda", "sdb"}
+    monkeypatch.setattr(sysblock, "scheduled_disks", lambda *a: sorted(present))
+    monkeypatch.setattr(sysblock, "exists", lambda n, *a: n in present)
+    monkeypatch.setattr(sysblock, "devt_of", lambda n, *a: (8, 0))
+    import ioaz.daemon.core as core
+    monkeypatch.setattr(core, "_read", lambda path: {
+        "scheduler": "[none] mq-deadline kyber bfq", "rotational": "1",
+        "size": "2097152"}.get(path.rsplit("/", 1)[-1]))
+    return present
+
+
+def make(tmp_path, dry=False):
+    p = tmp_path / "ioaz.yaml"
+    p.write_text("devices: {include: ['sd*'], exclude: []}\n"
+                 "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
+    cfg = load_config(p, dry_run=dry)
+    act = FakeActuator()
+    clock = iter(range(1000))
+    return Daemon(cfg, FakeSource(["sda", "sdb"]), act, clock=lambda: float(next(clock))), act
+
+
+def test_a_failing_device_does_not_stop_the_others(tmp_path, fake_sys):
+    d, act = make(tmp_path)
+    act.broken.add("sda")
+    d.start()
+    for _ in range(4):
+        d.window()
+    assert ("sdb", "mq-deadline") in act.applied        # 1/random/write -> deadline
+    assert d.devices["sda"].errors >= 1 and "I/O error" in d.devices["sda"].last_error
+    assert d.windows == 4
+
+
+def test_dry_run_decides_but_never_writes(tmp_path, fake_sys):
+    d, act = make(tmp_path, dry=True)
+    d.start()
+    for _ in range(4):
+        d.window()
+    assert act.applied == []
+    assert any(h["dry_run"] and h["to_scheduler"] == "mq-deadline" for h in d.history)
+
+
+def test_a_vanished_device_is_dropped(tmp_path, fake_sys):
+    d, act = make(tmp_path)
+    d.start()
+    d.window()
+    fake_sys.discard("sdb")
+    d.source.names.remove("sdb")
+    d.window()
+    assert set(d.devices) == {"sda"}
+
+
+def test_control_errors_name_the_bad_value(tmp_path, fake_sys):
+    d, _ = make(tmp_path)
+    d.start()
+    with pytest.raises(ControlError, match="unknown device 'sdz'"):
+        d.control_pin("sdz", "deadline", None)
+    with pytest.raises(ControlError, match="unknown policy 'fastest'"):
+        d.control_pin("sda", "fastest", None)
+    with pytest.raises(ControlError, match="unknown goal 'speed'"):
+        d.control_goal("sda", "speed")
+    assert d.control_pin("sda", "cfq", 60)["mode"] == "pinned"
