@@ -141,3 +141,37 @@ def test_unknown_scheduler_and_tunable_fail() -> None:
         make_scheduler("elevator9000")
     with pytest.raises(ValueError, match="unknown tunable"):
         make_scheduler("vr", rev_penaltyy=3)
+
+
+def test_stream_vr_curve_is_the_kernel_modules() -> None:
+    """kmod/ioaz_stream.c: min + (max-min) * isqrt((d << 20) / full) / 1024 microseconds,
+    backward seeks at backseek_penalty percent. A quarter of full: isqrt(2**18) = 512, so
+    100 + 11900 * 512 / 1024 = 6050 us; backward 6050 * 1.5 = 9075 us."""
+    s = make_scheduler("stream-vr")
+    full = 1 << 31
+    assert s.service(1000, 1000) == pytest.approx(100e-6)
+    assert s.service(0, full // 4) == pytest.approx(6050e-6)
+    assert s.service(full // 4, 0) == pytest.approx(9075e-6)
+    assert s.service(0, 2 * full) == pytest.approx(12000e-6)
+
+
+def test_stream_idles_for_an_established_stream_only() -> None:
+    """Two sync sequential readers far apart on a fixed-latency device: once a stream of 4 is
+    established the scheduler waits for its child instead of alternating."""
+    procs = [ProcSpec(name=f"r{i}", op="read", pattern="seq", size_kb=4, region_gb=10 + 200 * i,
+                      count=200)
+             for i in range(2)]
+    wl = Workload("two", [Phase(None, procs)])
+    sim = Simulator(load_device("carroll-hp72", cache_segments=0), "stream", wl)
+    sim.issue_log = []
+    sim.run(max_s=60)
+    pids = [r.pid for r in sim.issue_log]
+    switches = sum(1 for a, b in zip(pids, pids[1:]) if a != b)
+    assert switches < 40                       # long runs of one reader, not 400 alternations
+    assert sim.sched.waits_paid > 300          # type: ignore[attr-defined]
+    off = Simulator(load_device("carroll-hp72", cache_segments=0), "stream", wl,
+                    tunables={"stream_idle": 0})
+    off.issue_log = []
+    off.run(max_s=60)
+    pids = [r.pid for r in off.issue_log]
+    assert sum(1 for a, b in zip(pids, pids[1:]) if a != b) > 300

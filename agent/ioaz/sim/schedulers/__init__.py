@@ -27,6 +27,9 @@ SCHEDULERS: dict[str, tuple[type[Scheduler], dict[str, Any]]] = {
     "cfq": (CFQ, {}),
     "bfq": (CFQ, {}),
     "stream": (Stream, {}),
+    # the kernel module's flavour (kmod/ioaz_stream.c): V(R) underneath, its default curve
+    "stream-vr": (Stream, {"base": "vr", "svc_min_us": 100, "svc_max_us": 12000,
+                           "svc_full_sectors": 1 << 31}),
 }
 
 

@@ -59,6 +59,12 @@ class Deadline(Scheduler):
         h = self._fifo_head(d)
         return h is not None and h.deadline <= now
 
+    def earliest_expired(self, now: float) -> Request | None:
+        """The oldest-deadline FIFO head, if its deadline has passed."""
+        r, w = self._fifo_head(READ), self._fifo_head(WRITE)
+        best = r if w is None or (r is not None and r.deadline <= w.deadline) else w
+        return best if best is not None and best.deadline <= now else None
+
     def any_expired(self, now: float) -> bool:
         return self.expired(READ, now) or self.expired(WRITE, now)
 

@@ -1,16 +1,21 @@
-"""Stream scheduling (Xu & Jiang, seeds/002_*, Figure 2 and section 3.2) around deadline.
+"""Stream scheduling (Xu & Jiang, seeds/002_*, Figure 2 and section 3.2).
 
 No process information: a request that arrives soon after a completed request R, close enough
-that waiting for it plus serving it would have cost less than serving the request deadline picked
-(R.service_time), is R's *child*; a chain of children is a stream, established at
-stream_threshold (4). When the newest request of an established stream completes, the disk idles
-up to R.service_time for its child instead of dispatching deadline's choice. A stream that
-outgrew the threshold by tolerance_factor (50%) gets a second chance when its timer runs out. A
-stream is served for at most stream_time_slice (124 ms) while other requests wait, and an expired
-deadline request always goes first (3.2: SS "respects the decision made by Deadline").
+that waiting for it plus serving it would have cost less than serving the request the base
+scheduler would pick (R's service time), is R's *child*; a chain of children is a stream,
+established at stream_threshold (4). When the newest request of an established stream completes,
+the disk idles up to that service time for its child instead of dispatching the base's choice.
+A stream that outgrew the threshold by `tolerance` percent gets a second chance when its timer
+runs out. A stream is served for at most stream_time_slice (124 ms) at a time, and a request whose
+deadline has passed is served at once (3.2: SS "respects the decision made by Deadline").
 
-calculate_service_time() is a curve through [distance, time] points measured from the device
-model (the paper fits it to measurements), with backward seeks costing 50% more.
+Two flavours share this code:
+- `stream` (the paper): around deadline, with calculate_service_time() a curve through
+  [distance, time] points measured from the device model (the paper fits one to measurements);
+- `stream-vr` (kmod/ioaz_stream.c): around V(R), with the kernel module's square-root curve
+  from svc_min_us (adjacent) to svc_max_us (svc_full_sectors away or more).
+Both make backward seeks cost backseek_penalty percent (150: the paper's +50%). Among several
+possible parents an arrival extends the longest stream (the kernel module's rule).
 """
 from __future__ import annotations
 
@@ -21,121 +26,200 @@ from typing import Any, ClassVar
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler
 from ioaz.sim.schedulers.deadline import Deadline
+from ioaz.sim.schedulers.vr import VR
 
 
 class ServiceCurve:
     """time(distance) by linear interpolation between points measured at log-spaced distances."""
 
-    def __init__(self, device: Any, points: int = 48, backward_penalty: float = 0.5) -> None:
+    def __init__(self, device: Any, points: int = 48) -> None:
         cap = int(getattr(device, "capacity_sectors", 1 << 30))
         self.dist = [0] + [round(math.exp(math.log(cap) * i / points)) for i in range(points + 1)]
         self.time = [device.estimate(d) for d in self.dist] if device is not None else \
             [0.0001 + 0.01 * d / cap for d in self.dist]
-        self.back = 1.0 + backward_penalty
+        self.max = max(self.time)
 
-    def __call__(self, from_pos: int, to_pos: int) -> float:
-        d = to_pos - from_pos
-        back = d < 0
-        d = abs(d)
+    def __call__(self, d: int) -> float:
         i = bisect_left(self.dist, d)
         if i >= len(self.dist):
-            t = self.time[-1]
-        elif self.dist[i] == d or i == 0:
-            t = self.time[i]
-        else:
-            d0, d1 = self.dist[i - 1], self.dist[i]
-            t = self.time[i - 1] + (self.time[i] - self.time[i - 1]) * (d - d0) / (d1 - d0)
-        return t * self.back if back else t
+            return self.time[-1]
+        if self.dist[i] == d or i == 0:
+            return self.time[i]
+        d0, d1 = self.dist[i - 1], self.dist[i]
+        return self.time[i - 1] + (self.time[i] - self.time[i - 1]) * (d - d0) / (d1 - d0)
+
+
+class SqrtCurve:
+    """kmod/ioaz_stream.c's curve, in the same integer arithmetic (microseconds)."""
+
+    def __init__(self, min_us: int, max_us: int, full: int) -> None:
+        self.min_us, self.span, self.full = min_us, max(0, max_us - min_us), max(1, full)
+        self.max = max_us / 1e6
+
+    def __call__(self, d: int) -> float:
+        if d >= self.full:
+            return self.max
+        return (self.min_us + self.span * math.isqrt((d << 20) // self.full) // 1024) / 1e6
+
+
+class _Parent:
+    __slots__ = ("pos", "done", "svc", "deadline", "size")
+
+    def __init__(self, pos: int, done: float, svc: float, size: int) -> None:
+        self.pos, self.done, self.svc, self.size = pos, done, svc, size
+        self.deadline = done + svc
 
 
 class Stream(Scheduler):
     name = "stream"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"stream_threshold": 4, "stream_time_slice_ms": 124.0, "tolerance_factor": 0.5,
-                "read_expire_ms": 500.0, "write_expire_ms": 5000.0, "fifo_batch": 16,
-                "writes_starved": 2}
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "stream_threshold": 4, "stream_time_slice_ms": 124.0, "tolerance": 50,
+        "backseek_penalty": 150, "stream_idle": 1, "base": "deadline",
+        # 0: the curve is measured from the device model; else the kernel module's sqrt curve
+        "svc_min_us": 0, "svc_max_us": 0, "svc_full_sectors": 0,
+        # the base scheduler's knobs
+        "read_expire_ms": 500.0, "write_expire_ms": 5000.0, "fifo_batch": 16, "writes_starved": 2,
+        "rev_penalty": 10, "sync_expire_ms": 500.0, "async_expire_ms": 5000.0, "deadlines": 1,
+    }
 
     def __init__(self, device: Any = None, **tunables: Any) -> None:
         super().__init__(device, **tunables)
-        self.inner = Deadline(device, **{k: self.t[k] for k in Deadline.DEFAULTS})
-        self.curve = ServiceCurve(device)
-        cap = int(getattr(device, "capacity_sectors", 1 << 30))
-        self.default_est = self.curve(0, cap // 3)  # no pending request: a typical random access
-        self.thr = self.t["stream_threshold"]
-        self.tol = self.t["tolerance_factor"]
-        self.slice = self.t["stream_time_slice_ms"] / 1e3
-        self.parents: list[Request] = []   # the parent-to-be queue
-        self.waiting: Request | None = None
+        t = self.t
+        if t["base"] == "deadline":
+            self.inner: Deadline | VR = Deadline(
+                device, **{k: t[k] for k in Deadline.DEFAULTS})
+        elif t["base"] == "vr":
+            self.inner = VR(device, **{k: t[k] for k in VR.DEFAULTS})
+        else:
+            raise ValueError(f"stream: base {t['base']!r} not one of deadline, vr")
+        self.curve: ServiceCurve | SqrtCurve = (
+            SqrtCurve(int(t["svc_min_us"]), int(t["svc_max_us"]), int(t["svc_full_sectors"]))
+            if t["svc_max_us"] > 0 else ServiceCurve(device))
+        self.thr = t["stream_threshold"]
+        self.tol = t["tolerance"]
+        self.back = t["backseek_penalty"] / 100.0
+        self.slice = t["stream_time_slice_ms"] / 1e3
+        self.parents: list[_Parent] = []   # the parent-to-be queue
+        self.waiting: _Parent | None = None
         self.wait_until = 0.0
-        self.child: Request | None = None
-        self.slice_start = -1.0            # >= 0 while a stream is being served
-        self.stream_dispatches = 0         # children dispatched by waiting (for reports)
+        self.urgent: Request | None = None  # the child that ended a wait: served next
+        self.in_stream = False
+        self.slice_start = 0.0
+        # the kernel module's counters
+        self.waits = self.waits_paid = self.waits_timeout = self.waits_cut = self.expired = 0
 
     def __len__(self) -> int:
         return len(self.inner)
 
+    def service(self, frm: int, to: int) -> float:
+        """calculate_service_time(): the head at frm, the request at to."""
+        if to >= frm:
+            return self.curve(to - frm)
+        return self.curve(frm - to) * self.back
+
+    def _pending(self, now: float) -> Request | None:
+        inner = self.inner
+        return inner.pending() if isinstance(inner, VR) else inner.select(now)[0]
+
+    def _expired(self, now: float) -> Request | None:
+        inner = self.inner
+        if isinstance(inner, VR):
+            return inner.earliest_expired(now) if inner.t["deadlines"] else None
+        return inner.earliest_expired(now)
+
+    # Figure 2, "upon arrival of request new_R"
     def add(self, rq: Request, now: float) -> Request | None:
-        # The stream is formed from arrivals whatever gets dispatched (2.1).
         best = None
-        best_cost = 0.0
         keep = []
-        for r in self.parents:
-            if r.deadline < now:
+        for p in self.parents:
+            if p.deadline < now and p is not self.waiting:
                 continue
-            cost = now - r.complete + self.curve(r.sector + r.nsec, rq.sector)
-            if cost < r.est and (best is None or cost < best_cost):
-                if best is not None:
-                    keep.append(best)
-                best, best_cost = r, cost
-            else:
-                keep.append(r)
+            if p.deadline >= now and now - p.done + self.service(p.pos, rq.sector) < p.svc and (
+                    best is None or p.size > best.size):
+                best = p
+            keep.append(p)
+        rq.stream_size = 1
+        if best is not None:
+            rq.stream_size = best.size + 1
+            if best is self.waiting:
+                self.waiting = None
+                self.urgent = rq
+                self.waits_paid += 1
+            keep.remove(best)
         self.parents = keep
-        rq.stream_size = best.stream_size + 1 if best is not None else 1
         merged = self.inner.add(rq, now)
-        if best is not None and best is self.waiting and merged is None:
-            self.child = rq
+        if merged is not None and self.urgent is rq:
+            self.urgent = merged
         return merged
 
+    # Figure 2, "upon completion of request R"
     def completed(self, rq: Request, now: float) -> None:
+        size = rq.stream_size
         if rq.merged:
-            # A merged request ends where its last bio ends; the stream goes on from there.
-            rq.stream_size = max([rq.stream_size] + [m.stream_size for m in rq.merged])
-        sel = self.inner.select(now)[0]
-        rq.est = self.curve(rq.sector + rq.nsec, sel.sector) if sel is not None else self.default_est
-        rq.deadline = now + rq.est
-        self.parents.append(rq)
-        self.waiting = self.child = None
-        if rq.stream_size >= self.thr:
-            if self.slice_start < 0:
-                self.slice_start = now
-            if sel is None or now - self.slice_start < self.slice:
-                self.waiting = rq
-                self.wait_until = now + rq.est
-                return
-        self.slice_start = -1.0
+            size = max([size] + [m.stream_size for m in rq.merged])
+        pos = rq.sector + rq.nsec
+        pending = self._pending(now)
+        # no pending request: the disk would idle anyway, so the widest window
+        svc = self.service(pos, pending.sector) if pending is not None else self.curve.max
+        p = _Parent(pos, now, svc, size)
+        self.parents.append(p)
+        if not self.t["stream_idle"] or size < self.thr:
+            return
+        if self._expired(now) is not None:
+            self.waits_cut += 1
+            self.in_stream = False
+            return
+        if not self.in_stream:
+            self.in_stream = True
+            self.slice_start = now
+        elif now - self.slice_start >= self.slice:
+            self.waits_cut += 1   # slice used up: serve the pending choice instead of waiting
+            self.in_stream = False
+            return
+        self.waiting = p
+        self.wait_until = now + svc
+        self.waits += 1
+
+    def _take(self, rq: Request) -> Request:
+        inner = self.inner
+        if isinstance(inner, VR):
+            inner.take(rq)
+        else:
+            inner.take(rq, new_batch=False)
+        if rq.stream_size < self.thr:
+            self.in_stream = False
+        return rq
 
     def dispatch(self, now: float) -> Decision:
+        if not len(self.inner):
+            return None  # nothing to choose between; an arrival runs the wait logic
+        if self.urgent is not None:
+            rq, self.urgent = self.urgent, None
+            return self._take(rq)
+        exp = self._expired(now)
+        if exp is not None:
+            if self.waiting is not None:
+                self.waiting = None
+                self.waits_cut += 1
+            self.expired += 1
+            self.in_stream = False
+            return self._take(exp)
         w = self.waiting
         if w is not None:
-            if self.inner.any_expired(now):
-                self.waiting = self.child = None
-                self.slice_start = -1.0
-            elif self.child is not None:
-                rq = self.child
-                self.waiting = self.child = None
-                self.inner.take(rq, new_batch=False)
-                self.stream_dispatches += 1
-                return rq
-            elif now < self.wait_until:
+            if now < self.wait_until:
                 return self.wait_until
-            elif w.stream_size >= (1 + self.tol) * self.thr:
-                # Second chance for a long stream (Figure 2, timer procedure).
-                self.wait_until = now + w.est * self.tol
-                w.est *= 1 + self.tol
-                w.deadline = w.complete + w.est
-                w.stream_size = self.thr
+            if self.tol and w.size * 100 >= self.thr * (100 + self.tol):
+                # a long stream gets a second chance (Figure 2, timer procedure)
+                extra = w.svc * self.tol / 100
+                w.svc += extra
+                w.deadline = w.done + w.svc
+                w.size = self.thr
+                self.wait_until = now + extra
                 return self.wait_until
-            else:
-                self.waiting = None
-                self.parents = [r for r in self.parents if r is not w]
-                self.slice_start = -1.0
-        return self.inner.dispatch(now)
+            self.parents = [p for p in self.parents if p is not w]
+            self.waiting = None
+            self.waits_timeout += 1
+        rq = self.inner.dispatch(now)
+        if isinstance(rq, Request) and rq.stream_size < self.thr:
+            self.in_stream = False
+        return rq

@@ -49,14 +49,19 @@ class VR(Scheduler):
         self.n += 1
         return None
 
-    def _expired(self, now: float) -> Request | None:
+    def earliest_expired(self, now: float) -> Request | None:
+        """The request with the earliest deadline if that deadline has passed."""
         best = None
         for f in self.fifo:
-            while f and f[0].issue != -1.0:
+            while f and f[0].issue != -1.0:   # lazily drop ones already dispatched
                 f.popleft()
             if f and f[0].deadline <= now and (best is None or f[0].deadline < best.deadline):
                 best = f[0]
         return best
+
+    def pending(self) -> Request | None:
+        """The plain V(R) choice, deadlines aside (what the stream scheduler compares with)."""
+        return self._nearest()[0] if self.n else None
 
     def _nearest(self) -> tuple[Request, bool]:
         """The V(R) choice and whether it lies at or after the head (the new direction)."""
@@ -84,12 +89,17 @@ class VR(Scheduler):
         if self.batching >= self.t["fifo_batch"] or self.batching == 0:
             self.batching = 0
             if self.t["deadlines"]:
-                rq = self._expired(now)
-        if rq is not None:
-            self.expired += 1
-            self.up = rq.sector >= self.head
-        else:
-            rq, self.up = self._nearest()
+                rq = self.earliest_expired(now)
+                if rq is not None:
+                    self.expired += 1
+        if rq is None:
+            rq = self._nearest()[0]
+        self.take(rq)
+        return rq
+
+    def take(self, rq: Request) -> None:
+        """Hand rq to the device: the head moves to its end, in the direction it went."""
+        self.up = rq.sector >= self.head
         self.batching += 1
         self.head = rq.sector + rq.nsec
         self.sorted.remove(rq)
@@ -98,4 +108,3 @@ class VR(Scheduler):
         self.n -= 1
         if self.n == 0:
             self.batching = 0  # the next dispatch after an empty queue starts a batch
-        return rq
