@@ -188,9 +188,10 @@ static void ss_on_complete(struct stream_data *sd, struct request *rq, u64 now)
 	if (sd->wait_idx >= 0)
 		ss_end_wait(sd);
 	sd->wait_idx = idx;
-	sd->wait_until = now + p->svc_ns;
 	vd->stats.waits++;
 	hrtimer_start(&sd->timer, ns_to_ktime(p->svc_ns), HRTIMER_MODE_REL);
+	/* the callback fires at or after this, and checks it to know it is ours */
+	sd->wait_until = ktime_to_ns(hrtimer_get_expires(&sd->timer));
 }
 
 static enum hrtimer_restart ss_timer_fn(struct hrtimer *timer)
@@ -202,9 +203,13 @@ static enum hrtimer_restart ss_timer_fn(struct hrtimer *timer)
 	bool run = false;
 
 	spin_lock_irqsave(&sd->vd.lock, irqflags);
-	if (sd->wait_idx >= 0) {
+	/*
+	 * While this callback waited for the lock, the wait may have ended and
+	 * a new one been armed on this timer: then it is not ours to end.
+	 */
+	if (sd->wait_idx >= 0 && !hrtimer_is_queued(timer) &&
+	    ktime_get_ns() >= sd->wait_until) {
 		struct ss_parent *p = &sd->parents[sd->wait_idx];
-		u64 now = ktime_get_ns();
 
 		if ((u64)p->size * 100 >=
 		    (u64)sd->threshold * (100 + sd->tolerance_pct) &&
@@ -215,8 +220,8 @@ static enum hrtimer_restart ss_timer_fn(struct hrtimer *timer)
 			p->svc_ns += extra;
 			p->deadline_ns = p->done_ns + p->svc_ns;
 			p->size = sd->threshold;
-			sd->wait_until = now + extra;
 			hrtimer_forward_now(timer, ns_to_ktime(extra));
+			sd->wait_until = ktime_to_ns(hrtimer_get_expires(timer));
 			ret = HRTIMER_RESTART;
 		} else {
 			p->used = false;
@@ -366,7 +371,9 @@ static bool stream_has_work(struct blk_mq_hw_ctx *hctx)
 
 	if (!vr_has_queued(&sd->vd))
 		return false;
-	if (READ_ONCE(sd->wait_idx) >= 0 && !READ_ONCE(sd->urgent))
+	/* idle while waiting for a child; past the wait a queue run ends it */
+	if (READ_ONCE(sd->wait_idx) >= 0 && !READ_ONCE(sd->urgent) &&
+	    ktime_get_ns() < READ_ONCE(sd->wait_until))
 		return false;
 	return ioaz_gate_open(sd->vd.q, &sd->vd.gate);
 }
