@@ -3,6 +3,9 @@
 Suites:
   probe   overhead of the eBPF probe on a fast device (fio 4k random reads, with and without
           the probe, alternating), and the agent's CPU per window with 8 devices.
+  daemon  ioazd's CPU per window (probe read, features, decide, drift check, actuation) with
+          16 busy loop devices.
+  stall   the queue stall of each scheduler switch under fio load (ioaz.actuate.bench).
 """
 from __future__ import annotations
 
@@ -115,6 +118,51 @@ def bench_probe(args: argparse.Namespace) -> dict:
     return result
 
 
+@suite("daemon")
+def bench_daemon(args: argparse.Namespace) -> dict:
+    import logging
+    import tempfile
+
+    from ..actuate import Actuator, StateStore
+    from ..daemon.config import load_config
+    from ..daemon.core import Daemon
+    from ..probe.bpf_source import BpfSource
+
+    logging.getLogger("ioaz").setLevel(logging.WARNING)
+    with Loops(16, 128) as devs, BpfSource() as src, tempfile.TemporaryDirectory() as tmp:
+        cfg_file = Path(tmp) / "ioaz.yaml"
+        cfg_file.write_text(f"devices: {{include: [{', '.join(devs)}], exclude: []}}\n"
+                            f"state_dir: {tmp}/state\n")
+        cfg = load_config(cfg_file)
+        daemon = Daemon(cfg, src, Actuator(state=StateStore(Path(tmp) / "state")))
+        loads = [subprocess.Popen(
+            ["fio", "--name=bg", f"--filename=/dev/{d}", "--direct=1", "--rw=randread",
+             "--bs=4k", "--ioengine=psync", "--rate_iops=300",
+             f"--runtime={args.seconds + 3}", "--time_based"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for d in devs]
+        try:
+            daemon.start()
+            cpu = []
+            for _ in range(int(args.seconds)):
+                time.sleep(1.0)
+                daemon.window()
+                cpu.append(daemon.last_window_s or 0.0)
+            switched = sum(sum(r.switches.values()) for r in daemon.devices.values())
+        finally:
+            for p in loads:
+                p.wait()
+            daemon.stop()
+    return {"devices": 16, "windows": len(cpu), "median_ms": statistics.median(cpu) * 1e3,
+            "max_ms": max(cpu) * 1e3, "switches": switched}
+
+
+@suite("stall")
+def bench_stall(args: argparse.Namespace) -> dict:
+    from ..actuate import bench as stall
+    code = stall.main(["--rounds", str(args.rounds)] + (["--json"] if args.json else []))
+    return {"exit": code}
+
+
 def _print_probe(r: dict) -> None:
     o = r["overhead"]
     print("probe overhead: fio 4k randread, io_uring iodepth 32, 2 jobs, loop over /dev/shm")
@@ -137,4 +185,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(r, indent=2))
     elif args.suite == "probe":
         _print_probe(r)
+    elif args.suite == "daemon":
+        print(f"ioazd CPU per window, {r['devices']} busy loop devices, {r['windows']} windows: "
+              f"median {r['median_ms']:.2f} ms, max {r['max_ms']:.2f} ms "
+              f"({r['switches']} switches made during the run)")
     return 0
