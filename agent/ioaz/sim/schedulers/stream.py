@@ -63,7 +63,7 @@ class SqrtCurve:
 
 
 class _Parent:
-    __slots__ = ("pos", "done", "svc", "deadline", "size")
+    __slots__ = ("deadline", "done", "pos", "size", "svc")
 
     def __init__(self, pos: int, done: float, svc: float, size: int) -> None:
         self.pos, self.done, self.svc, self.size = pos, done, svc, size
@@ -219,7 +219,7 @@ class Stream(Scheduler):
             self.parents = [p for p in self.parents if p is not w]
             self.waiting = None
             self.waits_timeout += 1
-        rq = self.inner.dispatch(now)
-        if isinstance(rq, Request) and rq.stream_size < self.thr:
+        out = self.inner.dispatch(now)
+        if isinstance(out, Request) and out.stream_size < self.thr:
             self.in_stream = False
-        return rq
+        return out
