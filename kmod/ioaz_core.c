@@ -43,7 +43,7 @@ bool ioaz_gate_open(struct request_queue *q, struct ioaz_gate *g)
 	if (atomic_read(&g->inflight) < depth)
 		return true;
 	WRITE_ONCE(g->waiting, true);
-	smp_mb();
+	smp_mb(); /* order the waiting store before the inflight load */
 	return atomic_read(&g->inflight) < depth;
 }
 
@@ -68,7 +68,7 @@ bool ioaz_gate_done(struct request_queue *q, struct ioaz_gate *g,
 		return false;
 	ioaz_rq_clear(rq, IOAZ_RQ_INFLIGHT);
 	atomic_dec(&g->inflight);
-	smp_mb__after_atomic();
+	smp_mb__after_atomic(); /* order the decrement before reading waiting */
 	if (READ_ONCE(g->waiting)) {
 		WRITE_ONCE(g->waiting, false);
 		blk_mq_run_hw_queues(q, true);

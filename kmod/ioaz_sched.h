@@ -29,10 +29,10 @@
  * build against, says which one we have.
  */
 #ifdef IOAZ_HAVE_BLK_INSERT_T
-typedef blk_insert_t ioaz_insert_t;
+#define ioaz_insert_t blk_insert_t
 #define IOAZ_AT_HEAD(flags) ((flags) & BLK_MQ_INSERT_AT_HEAD)
 #else
-typedef bool ioaz_insert_t;
+#define ioaz_insert_t bool
 #define IOAZ_AT_HEAD(flags) (flags)
 #endif
 
@@ -148,12 +148,6 @@ IOAZ_DECLARE_KNOB(async_expire);
 IOAZ_DECLARE_KNOB(deadlines);
 
 #define IOAZ_KNOB_ATTR(name) __ATTR(name, 0644, vr_##name##_show, vr_##name##_store)
-#define IOAZ_VR_ATTRS							\
-	IOAZ_KNOB_ATTR(rev_penalty),					\
-	IOAZ_KNOB_ATTR(fifo_batch),					\
-	IOAZ_KNOB_ATTR(sync_expire),					\
-	IOAZ_KNOB_ATTR(async_expire),					\
-	IOAZ_KNOB_ATTR(deadlines)
 
 /* read-only counters: show functions take the ioaz_stats of the queue */
 #define IOAZ_STAT_ATTR(pfx, name) __ATTR(name, 0444, pfx##_##name##_show, NULL)

@@ -477,7 +477,11 @@ SS_STAT_SHOW(waits_cut)
 #define SS_ATTR(name) __ATTR(name, 0644, ss_##name##_show, ss_##name##_store)
 
 static struct elv_fs_entry stream_attrs[] = {
-	IOAZ_VR_ATTRS,
+	IOAZ_KNOB_ATTR(rev_penalty),
+	IOAZ_KNOB_ATTR(fifo_batch),
+	IOAZ_KNOB_ATTR(sync_expire),
+	IOAZ_KNOB_ATTR(async_expire),
+	IOAZ_KNOB_ATTR(deadlines),
 	SS_ATTR(stream_threshold),
 	SS_ATTR(stream_time_slice),
 	SS_ATTR(tolerance),

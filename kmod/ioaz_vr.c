@@ -420,7 +420,11 @@ static ssize_t vrs_queued_show(struct elevator_queue *e, char *page)
 }
 
 static struct elv_fs_entry vr_attrs[] = {
-	IOAZ_VR_ATTRS,
+	IOAZ_KNOB_ATTR(rev_penalty),
+	IOAZ_KNOB_ATTR(fifo_batch),
+	IOAZ_KNOB_ATTR(sync_expire),
+	IOAZ_KNOB_ATTR(async_expire),
+	IOAZ_KNOB_ATTR(deadlines),
 	IOAZ_STAT_ATTR(vrs, inserted),
 	IOAZ_STAT_ATTR(vrs, dispatched),
 	IOAZ_STAT_ATTR(vrs, merged),
