@@ -43,3 +43,24 @@ def test_sim_list(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["sim", "--list"]) == 0
     text = capsys.readouterr().out
     assert "par-read" in text and "wd500" in text and "stream" in text
+
+
+def test_sim_adaptive_runs_the_decision_code(capsys) -> None:  # type: ignore[no-untyped-def]
+    from ioaz.decide import ValidationError
+    from ioaz.sim.adaptive import AgentChooser
+
+    try:
+        AgentChooser()
+    except (ValidationError, OSError) as e:  # the matrices are not there or not valid
+        import pytest
+        pytest.skip(f"decide code cannot load its matrices: {e}")
+    rc = main(["sim", "phases", "--duration", "8", "--adaptive", "--goal", "mean",
+               "--json", "-"])
+    assert rc == 0
+    doc = json.loads(capsys.readouterr().out)
+    _static, adaptive = doc["results"]
+    assert adaptive["scheduler"] == "adaptive"
+    # the phases change class (4 seq readers, 16 random readers, 1 writer, 4 seq readers):
+    # the matrices move off deadline at least once, and every switch drained first
+    assert len(adaptive["switches"]) >= 1
+    assert all(s["drain_s"] >= 0 for s in adaptive["switches"])

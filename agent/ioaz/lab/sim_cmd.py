@@ -3,8 +3,12 @@
 Examples:
   ioaz-lab sim par-read --device wd500 --scheduler deadline --scheduler stream
   ioaz-lab sim ioaz-16-rand-read --scheduler vr --tunable rev_penalty=1 --json -
+  ioaz-lab sim phases --adaptive --goal mean -s deadline -s stream
   ioaz-lab sim --list
   ioaz-lab sim --bench
+
+--adaptive adds a run in which ioaz's own classify/decide code picks the scheduler every window
+(starting from the first --scheduler, default deadline), paying the drain on every switch.
 """
 from __future__ import annotations
 
@@ -32,6 +36,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="simulated seconds (per phase for phased workloads; default 20)")
     p.add_argument("--window", type=float, default=1.0, help="feature window in seconds")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--adaptive", action="store_true",
+                   help="also run with ioaz's decision code choosing the scheduler per window")
+    p.add_argument("--goal", choices=("mean", "min", "max", "throughput", "latency"),
+                   default=None, help="goal for --adaptive (default: the configured goal)")
+    p.add_argument("--switch-cost", type=float, default=0.0, metavar="S",
+                   help="fixed seconds a switch takes after the drain (--adaptive)")
     p.add_argument("--json", metavar="FILE",
                    help="write the results as JSON ('-': to stdout, instead of the text)")
     p.add_argument("--windows", action="store_true", help="include every window in the JSON")
@@ -109,6 +119,18 @@ def run(args: argparse.Namespace) -> int:
             wl = named_workload(args.workload, args.duration)
             sim = Simulator(dev, name, wl, tunables=tunables, window_s=args.window,
                             seed=args.seed, keep_windows=args.windows)
+            results.append(sim.run())
+        if args.adaptive:
+            from ioaz.sim.adaptive import AgentChooser
+
+            dev = load_device(args.device)
+            chooser = AgentChooser(goal=args.goal, size_bytes=dev.capacity_sectors * 512,
+                                   rotational=not args.device.startswith("ssd"),
+                                   start_policy=names[0])
+            sim = Simulator(dev, names[0], named_workload(args.workload, args.duration),
+                            tunables=tunables, window_s=args.window, seed=args.seed,
+                            keep_windows=args.windows, chooser=chooser,
+                            switch_cost_s=args.switch_cost)
             results.append(sim.run())
     except ValueError as e:
         print(f"ioaz-lab sim: {e}", file=sys.stderr)

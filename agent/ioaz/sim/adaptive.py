@@ -1,0 +1,58 @@
+"""ioaz's own decision code as the simulator's chooser: the agent in the loop.
+
+`agent_chooser()` returns a `chooser(features) -> scheduler name or None` that does per window
+what ioazd does per device: classify the window (ioaz.classify), then decide.step with the
+configured matrices, damping (hysteresis, dwell, cooldown, budget) and goal. The policy it picks
+is the simulator scheduler of the same name (policies are the papers' algorithms, and the
+simulator has them all but kyber, which runs as noop here).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable
+
+from ioaz.classify.types import WindowFeatures
+from ioaz.sim.schedulers import SCHEDULERS
+
+# a policy the simulator has no scheduler for -> the nearest it has
+POLICY_STANDINS = {"kyber": "noop"}
+
+
+class AgentChooser:
+    """Holds the decide state between windows; `decisions` keeps each window's Decision."""
+
+    def __init__(self, goal: str | None = None, rotational: bool = True,
+                 size_bytes: int | None = None, device: str = "sim0",
+                 config: Any = None, start_policy: str | None = None) -> None:
+        from ioaz.classify.classes import Thresholds, classify
+        from ioaz.decide import DeviceInfo, MatrixVerdicts, initial_state, load_context, set_goal
+
+        self._classify = classify
+        self.thresholds = Thresholds()
+        self.ctx = load_context(config)
+        self.provider = MatrixVerdicts(self.ctx.config.matrix_rules, self.ctx.matrices)
+        state = initial_state(DeviceInfo(device, rotational=rotational, size_bytes=size_bytes))
+        if goal is not None:
+            state = set_goal(state, goal)
+        if start_policy is not None:
+            state = replace(state, policy=start_policy, since=0.0)
+        self.state = state
+        self.now = 0.0
+        self.decisions: list[Any] = []
+
+    def __call__(self, f: WindowFeatures) -> str | None:
+        from ioaz.decide import step
+
+        self.now += f.window_s
+        f.workload_class = self._classify(f, self.thresholds)
+        d = step(f, self.state, self.ctx.config, self.provider, self.now, self.ctx.policies)
+        self.decisions.append(d)
+        self.state = d.state
+        if not d.switch or d.policy is None:
+            return None
+        name = POLICY_STANDINS.get(d.policy, d.policy)
+        return name if name in SCHEDULERS else None
+
+
+def agent_chooser(**kw: Any) -> Callable[[WindowFeatures], str | None]:
+    return AgentChooser(**kw)
