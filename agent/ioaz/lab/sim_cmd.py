@@ -4,6 +4,7 @@ Examples:
   ioaz-lab sim par-read --device wd500 --scheduler deadline --scheduler stream
   ioaz-lab sim ioaz-16-rand-read --scheduler vr --tunable rev_penalty=1 --json -
   ioaz-lab sim phases --adaptive --goal mean -s deadline -s stream
+  ioaz-lab sim --trace sda.csv --device carroll-hp72 -s deadline -s cfq
   ioaz-lab sim --list
   ioaz-lab sim --bench
 
@@ -26,6 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.add_argument("workload", nargs="?", default="par-read",
                    help="named workload (see --list); default par-read")
+    p.add_argument("--trace", metavar="FILE",
+                   help="replay a block trace instead of a named workload (CSV time_s,pid,"
+                        "sector,sectors,op[,sync] or blkparse text output)")
     p.add_argument("--device", default=DEFAULT_DEVICE,
                    help=f"device model name or YAML file (default {DEFAULT_DEVICE})")
     p.add_argument("--scheduler", "-s", action="append", default=None,
@@ -92,7 +96,18 @@ def run(args: argparse.Namespace) -> int:
     from ioaz.sim.devices import load_device, model_names
     from ioaz.sim.engine import Simulator
     from ioaz.sim.schedulers import SCHEDULERS
-    from ioaz.sim.workloads import named_workload, workload_names
+    from ioaz.sim.trace import read_trace
+    from ioaz.sim.workloads import Workload, named_workload, workload_names
+
+    def workload() -> Workload:
+        if args.trace:
+            return Workload(f"trace:{args.trace}", [])
+        return named_workload(args.workload, args.duration)
+
+    def start(sim: Simulator) -> Simulator:
+        if args.trace:
+            sim.replay(read_trace(args.trace))
+        return sim
 
     if args.list:
         print("workloads: ", " ".join(workload_names()))
@@ -116,9 +131,9 @@ def run(args: argparse.Namespace) -> int:
         results = []
         for name in names:
             dev = load_device(args.device)
-            wl = named_workload(args.workload, args.duration)
-            sim = Simulator(dev, name, wl, tunables=tunables, window_s=args.window,
-                            seed=args.seed, keep_windows=args.windows)
+            sim = start(Simulator(dev, name, workload(), tunables=tunables,
+                                  window_s=args.window, seed=args.seed,
+                                  keep_windows=args.windows))
             results.append(sim.run())
         if args.adaptive:
             from ioaz.sim.adaptive import AgentChooser
@@ -127,21 +142,22 @@ def run(args: argparse.Namespace) -> int:
             chooser = AgentChooser(goal=args.goal, size_bytes=dev.capacity_sectors * 512,
                                    rotational=not args.device.startswith("ssd"),
                                    start_policy=names[0])
-            sim = Simulator(dev, names[0], named_workload(args.workload, args.duration),
-                            tunables=tunables, window_s=args.window, seed=args.seed,
-                            keep_windows=args.windows, chooser=chooser,
-                            switch_cost_s=args.switch_cost)
+            sim = start(Simulator(dev, names[0], workload(), tunables=tunables,
+                                  window_s=args.window, seed=args.seed,
+                                  keep_windows=args.windows, chooser=chooser,
+                                  switch_cost_s=args.switch_cost))
             results.append(sim.run())
-    except ValueError as e:
+    except (ValueError, OSError) as e:
         print(f"ioaz-lab sim: {e}", file=sys.stderr)
         return 2
+    what = f"trace {args.trace}" if args.trace else f"workload {args.workload}"
     if args.json != "-":  # JSON on stdout stays parseable
-        print(f"workload {args.workload} on {args.device}"
+        print(f"{what} on {args.device}"
               + (f", tunables {tunables}" if tunables else ""))
         for r in results:
             _print_result(r, results[0])
     if args.json:
-        _write_json(args.json, {"workload": args.workload, "device": args.device,
+        _write_json(args.json, {"workload": args.trace or args.workload, "device": args.device,
                                 "tunables": tunables,
                                 "results": [r.to_dict(windows=args.windows) for r in results]})
     return 0

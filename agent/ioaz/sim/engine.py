@@ -165,6 +165,8 @@ class Simulator:
         self.total_merges = 0
         self.next_pid = 1000
         self.cpu_s = 0.0
+        self.feeders = 0                 # open trace feeders (trace.TraceFeeder)
+        self.tracing = False
         self.completing = False
         self.last_window_t = 0.0
         self.issue_log: list[Request] | None = None   # set to a list to record dispatch order
@@ -252,6 +254,7 @@ class Simulator:
 
     def _on_complete(self, rq: Request, now: float) -> None:
         self.completing = True
+        rq.complete = now
         self.sched.completed(rq, now)
         w = self.win
         w.done += 1
@@ -279,7 +282,8 @@ class Simulator:
         else:
             # the bios of a merged request complete together, each with its own size
             rq.nsec -= sum(m.nsec for m in merged)
-            for b in [rq] + merged:
+            for b in [rq, *merged]:
+                b.complete = now
                 self.total_requests += 1
                 self.total_bytes += b.nsec * SECTOR
                 self.hist.add(now - b.submit)
@@ -291,6 +295,14 @@ class Simulator:
             self._maybe_finish_switch(now)
         else:
             self._kick(now)
+        if self.feeders == 0 and self.tracing:
+            self.check_idle(now)
+
+    def check_idle(self, now: float) -> None:
+        """A replayed trace ends when it has no more records and nothing is left to serve."""
+        if (self.tracing and self.feeders == 0 and not len(self.sched)
+                and not self.device.inflight and not self.blocked):
+            self.finished = True
 
     # --- switching -------------------------------------------------------------------------
     def _begin_switch(self, now: float, name: str) -> None:
@@ -401,10 +413,18 @@ class Simulator:
             self._start_phase(self.now, self.phase_idx + 1)
 
     # --- running -------------------------------------------------------------------------
+    def replay(self, records: Any) -> None:
+        """Replay trace records (trace.read_trace) alongside, or instead of, the workload."""
+        from ioaz.sim.trace import TraceFeeder
+
+        self.tracing = True
+        TraceFeeder(self, iter(records))
+
     def run(self, max_s: float | None = None) -> SimResult:
         wall0 = time.perf_counter()
         cpu0 = time.process_time()
-        self.at(0.0, self._start_phase, 0)
+        if not self.tracing or self.workload.phases:
+            self.at(0.0, self._start_phase, 0)
         self.at(self.window_s, self._window, None)
         heap = self.heap
         pop = heapq.heappop
