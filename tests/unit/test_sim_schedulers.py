@@ -175,3 +175,19 @@ def test_stream_idles_for_an_established_stream_only() -> None:
     off.run(max_s=60)
     pids = [r.pid for r in off.issue_log]
     assert sum(1 for a, b in zip(pids, pids[1:]) if a != b) > 300
+
+
+def test_kyber_throttles_writes_when_reads_miss_their_target() -> None:
+    """A sync reader against 64-deep async writes on the SSD: kyber cuts the write depth so
+    the reads' latency falls, noop does not."""
+    procs = [ProcSpec(name="r", op="read", pattern="rand", size_kb=4, region_gb=1),
+             ProcSpec(name="w", op="write", pattern="rand", size_kb=256, sync=False, depth=64,
+                      region_gb=100, span_gb=50)]
+    wl = Workload("rw", [Phase(2.0, procs)])
+    k = Simulator(load_device("ssd"), "kyber", wl)
+    res_k = k.run()
+    res_n = Simulator(load_device("ssd"), "noop", wl).run()
+    assert k.sched.depth[1] < 128  # type: ignore[attr-defined]
+    read_k = next(v for n, v in res_k.proc_mb_s.items() if n.endswith(":r"))
+    read_n = next(v for n, v in res_n.proc_mb_s.items() if n.endswith(":r"))
+    assert read_k > 1.5 * read_n

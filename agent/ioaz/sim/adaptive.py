@@ -4,7 +4,7 @@
 what ioazd does per device: classify the window (ioaz.classify), then decide.step with the
 configured matrices, damping (hysteresis, dwell, cooldown, budget) and goal. The policy it picks
 is the simulator scheduler of the same name (policies are the papers' algorithms, and the
-simulator has them all but kyber, which runs as noop here).
+simulator has them all).
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from typing import Any, Callable
 from ioaz.classify.types import WindowFeatures
 from ioaz.sim.schedulers import SCHEDULERS
 
-# a policy the simulator has no scheduler for -> the nearest it has
-POLICY_STANDINS = {"kyber": "noop"}
+# a policy the simulator has no scheduler for -> the nearest it has (none at present)
+POLICY_STANDINS: dict[str, str] = {}
 
 
 class AgentChooser:

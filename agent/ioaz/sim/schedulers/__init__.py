@@ -8,6 +8,7 @@ from ioaz.sim.schedulers.base import Scheduler
 from ioaz.sim.schedulers.cfq import CFQ
 from ioaz.sim.schedulers.deadline import Deadline
 from ioaz.sim.schedulers.fifo import Fifo, Noop
+from ioaz.sim.schedulers.kyber import Kyber
 from ioaz.sim.schedulers.stream import Stream
 from ioaz.sim.schedulers.vr import VR
 
@@ -27,6 +28,7 @@ SCHEDULERS: dict[str, tuple[type[Scheduler], dict[str, Any]]] = {
     "cfq": (CFQ, {}),
     "bfq": (CFQ, {}),
     "stream": (Stream, {}),
+    "kyber": (Kyber, {}),
     # the kernel module's flavour (kmod/ioaz_stream.c): V(R) underneath, its default curve
     "stream-vr": (Stream, {"base": "vr", "svc_min_us": 100, "svc_max_us": 12000,
                            "svc_full_sectors": 1 << 31}),
