@@ -50,7 +50,7 @@ bool ioaz_gate_open(struct request_queue *q, struct ioaz_gate *g)
 void ioaz_gate_dispatched(struct ioaz_gate *g, struct request *rq)
 {
 	/* only requests that will see finish_request may hold the gate */
-	if (!(rq->rq_flags & RQF_ELVPRIV))
+	if (!(rq->rq_flags & IOAZ_RQF_FINISHES))
 		return;
 	ioaz_rq_set(rq, IOAZ_RQ_INFLIGHT);
 	atomic_inc(&g->inflight);

@@ -36,6 +36,13 @@
 #define IOAZ_AT_HEAD(flags) (flags)
 #endif
 
+/* the flag under which the core calls finish_request for a request */
+#ifdef IOAZ_HAVE_RQF_ELVPRIV
+#define IOAZ_RQF_FINISHES RQF_ELVPRIV
+#else
+#define IOAZ_RQF_FINISHES RQF_USE_SCHED
+#endif
+
 /* rq->elv.priv[0] bits: what this scheduler already did with a request */
 #define IOAZ_RQ_SEEN		1UL	/* inserted once; a requeue is not new */
 #define IOAZ_RQ_INFLIGHT	2UL	/* counted in ioaz_gate.inflight */
