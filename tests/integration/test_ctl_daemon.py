@@ -46,10 +46,11 @@ def wait_for(what: str, pred, timeout: float, step: float = 0.2):
 
 
 class RunningIoazd:
-    """ioazd on one loop device, its socket in a directory every user can traverse."""
+    """ioazd on loop devices (the first is `dev`), its socket in a directory every user can
+    traverse."""
 
-    def __init__(self, dev: str, matrix_dir: Path):
-        self.dev = dev
+    def __init__(self, devs: list[str], matrix_dir: Path):
+        self.dev = devs[0]
         # /tmp/pytest-of-root is 0700: the unprivileged-user test needs a reachable socket.
         self.dir = Path(tempfile.mkdtemp(prefix="ioaz-ctl-"))
         os.chmod(self.dir, 0o755)
@@ -58,7 +59,7 @@ class RunningIoazd:
         self.matrix_dir = matrix_dir
         self.config.write_text(yaml.safe_dump({
             "window_s": 1.0, "probe": "bpf",
-            "devices": {"include": [dev], "exclude": []},
+            "devices": {"include": devs, "exclude": []},
             "thresholds": str(REPO / "decision_matrices" / "thresholds.yaml"),
             "state_dir": str(self.dir / "state"), "socket": str(self.socket),
             "metrics": {"listen": "127.0.0.1:0"},
@@ -88,8 +89,9 @@ class RunningIoazd:
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
 
-    def device(self) -> dict:
-        (d,) = self.ctl_json("status")["devices"]
+    def device(self, name: str | None = None) -> dict:
+        name = name or self.dev
+        (d,) = [d for d in self.ctl_json("status")["devices"] if d["device"] == name]
         return d
 
     def stop(self) -> None:
@@ -104,14 +106,14 @@ class RunningIoazd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_ioazd(make_loop, tmp_path: Path) -> RunningIoazd:
+def start_ioazd(make_loop, tmp_path: Path, *more: str) -> RunningIoazd:
     need_root()
     need_tool("fio")
     dev = make_loop(SIZE_MB)
     Path(f"/sys/block/{dev}/queue/rotational").write_text("1")
     matrices = tmp_path / "matrices"
     shutil.copytree(REPO / "decision_matrices", matrices)
-    return RunningIoazd(dev, matrices)
+    return RunningIoazd([dev, *more], matrices)
 
 
 @pytest.fixture
