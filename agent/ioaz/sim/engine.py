@@ -29,6 +29,7 @@ Chooser = Callable[[WindowFeatures], Optional[str]]
 SEQ_STREAMS = 32         # stream heads remembered, as the probe does (bpf/ioaz.h IOAZ_STREAMS)
 SEQ_TOLERANCE = 64       # sectors, the probe's default seq_tolerance_sectors (bpf/ioaz.bpf.c)
 HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
+MIN_PROCESS_SHARE = 0.01  # a process counts if it submitted this share of the bios (classify/features.py)
 _log2 = math.log2
 
 
@@ -68,9 +69,7 @@ class LatencyHistogram:
 class _Window:
     __slots__ = (
         "bios",
-        "depth_sum",
         "done",
-        "issued",
         "lat",
         "lat_hist",
         "merges",
@@ -84,8 +83,8 @@ class _Window:
 
     def __init__(self) -> None:
         self.bios = self.seq = self.merges = self.done = self.reads = 0
-        self.rbytes = self.wbytes = self.depth_sum = self.issued = 0
-        self.pids: set[int] = set()
+        self.rbytes = self.wbytes = 0
+        self.pids: dict[int, int] = {}   # pid -> bios submitted this window
         self.lat: list[float] = []
         self.lat_hist: dict[int, int] = {}
         self.size_hist: dict[int, int] = {}
@@ -207,7 +206,8 @@ class Simulator:
         now = rq.submit
         w = self.win
         w.bios += 1
-        w.pids.add(rq.pid)
+        pids = w.pids
+        pids[rq.pid] = pids.get(rq.pid, 0) + 1
         if self._continues_stream(rq.sector, rq.sector + rq.nsec):
             w.seq += 1
         if self.frozen:
@@ -242,9 +242,6 @@ class Simulator:
             r.issue = now  # type: ignore[union-attr]
             if self.issue_log is not None:
                 self.issue_log.append(r)  # type: ignore[arg-type]
-            w = self.win
-            w.issued += 1
-            w.depth_sum += dev.inflight + 1
             dev.submit(r, now)  # type: ignore[arg-type]
 
     def _wake(self, now: float, _: Any) -> None:
@@ -361,8 +358,10 @@ class Simulator:
             read_bytes_per_s=w.rbytes / span, write_bytes_per_s=w.wbytes / span,
             read_ratio=w.reads / done if done else None,
             seq_ratio=w.seq / w.bios if w.bios else None,
-            processes=len(w.pids),
-            avg_depth=w.depth_sum / w.issued if w.issued else None,
+            processes=sum(1 for n in w.pids.values() if n >= MIN_PROCESS_SHARE * w.bios),
+            # Little's law, as the probe computes it: the time-averaged number of requests in
+            # flight on the device is their summed issue-to-completion time over the window
+            avg_depth=sum(lat) / span,
             mean_size_bytes=(w.rbytes + w.wbytes) / done if done else None,
             p50_latency_s=percentile(lat, 0.50), p99_latency_s=percentile(lat, 0.99),
             merge_ratio=w.merges / w.bios if w.bios else None,
