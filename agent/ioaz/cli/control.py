@@ -236,7 +236,7 @@ def _format_history(items: list[dict[str, Any]], out: TextIO) -> None:
         stall = h.get("stall_s")
         rows.append([time.strftime("%H:%M:%S", time.localtime(h["time"])), h["device"],
                      _s(h.get("from_scheduler")), _s(h.get("to_scheduler")),
-                     f"{_s(h.get('from_policy'))}->{_s(h.get('to_policy'))}",
+                     f"{_s(h.get('from_policy'))} -> {_s(h.get('to_policy'))}",
                      _s(h.get("reason")), result,
                      "-" if stall is None else f"{stall * 1000:.1f}ms",
                      _s(h.get("why"))[:60]])
