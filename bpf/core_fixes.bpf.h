@@ -23,7 +23,7 @@ static __always_inline struct gendisk *ioaz_rq_disk(struct request *rq)
 
 	if (bpf_core_field_exists(old->rq_disk))
 		return BPF_CORE_READ(old, rq_disk);
-	return BPF_CORE_READ(rq, q, disk);
+	return rq->q->disk;
 }
 
 /*
@@ -40,7 +40,7 @@ static __always_inline struct gendisk *ioaz_bio_disk(struct bio *bio)
 
 	if (bpf_core_field_exists(old->bi_disk))
 		return BPF_CORE_READ(old, bi_disk);
-	return BPF_CORE_READ(bio, bi_bdev, bd_disk);
+	return bio->bi_bdev->bd_disk;
 }
 
 /*

@@ -14,7 +14,7 @@
 #define IOAZ_STREAMS		32	/* stream heads remembered per device: more than the 16+ class */
 #define IOAZ_MAX_DEVS		256
 #define IOAZ_MAX_PROCS		8192
-#define IOAZ_MAX_INFLIGHT	65536
+#define IOAZ_MAX_INFLIGHT	65536	/* requests in flight tracked at once */
 
 enum ioaz_dir {
 	IOAZ_DIR_READ,
@@ -34,8 +34,8 @@ struct ioaz_dev_stats {
 	__u64 bios_seq;		/* of which continued one of the stream heads */
 	__u64 bio_merges;	/* bios merged into a queued request */
 	__u64 rq_merges;	/* requests merged into another request */
-	__u64 depth_sum;	/* sum over issues of the in-flight count */
-	__u64 lat_sum_ns;	/* sum of issue-to-complete latency */
+	__u64 lat_sum_ns;	/* sum of issue-to-complete latency (also the
+				 * time-integral of the in-flight count) */
 	__u64 lat_hist[IOAZ_LAT_SLOTS];
 	__u64 size_hist[IOAZ_SIZE_SLOTS];
 };
@@ -53,8 +53,7 @@ struct ioaz_proc_key {
 };
 
 struct ioaz_proc_val {
-	__u64 last_ns;		/* bpf_ktime_get_ns (CLOCK_MONOTONIC) of last bio */
-	__u64 bios;
+	__u64 bios;		/* bios submitted; user space counts the window's delta */
 };
 
 #endif /* __IOAZ_H */

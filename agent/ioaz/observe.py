@@ -30,7 +30,7 @@ def _empty(name: str, t_ns: int, source: str) -> Optional[DeviceSnapshot]:
         return None
     snap = DeviceSnapshot(name=name, major=devt[0], minor=devt[1], t_ns=t_ns, source=source)
     if source == "bpf":
-        snap.bios, snap.bios_seq, snap.depth_sum, snap.procs = 0, 0, 0, {}
+        snap.bios, snap.bios_seq, snap.procs = 0, 0, {}
     else:
         snap.time_in_queue_ms = 0
     return snap

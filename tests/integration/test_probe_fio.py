@@ -79,8 +79,10 @@ def test_ioaz_category_is_recognised(probe, make_loop, jobs, pattern, mode):
 def test_counts_agree_with_fio(probe, make_loop):
     """read_ratio, request counts, bytes over the run, and steady-window IOPS within 5%."""
     dev = make_loop(SIZE_MB)
+    # A fixed rate (1400 reads + 600 writes per second per job, well below what the machine
+    # sustains) makes the windows' rate comparable with fio's mean.
     cmd = fio_args(dev, rw="randrw", jobs=4, seconds=5, size_mb=SIZE_MB,
-                   extra=("--rwmixread=70",))
+                   extra=("--rwmixread=70", "--rate_iops=1400,600"))
     before = probe.read().get(dev)
     feats, out = observe_during(probe, dev, cmd, windows=5)
     after = probe.read()[dev]
@@ -103,6 +105,8 @@ def test_counts_agree_with_fio(probe, make_loop):
     steady = [f.iops for f in feats[1:4]]
     assert sum(steady) / len(steady) == pytest.approx(fio["iops"], rel=0.05), \
         f"probe windows {steady} vs fio {fio['iops']:.0f} iops"
+    steady_ratio = [f.read_ratio for f in feats[1:4]]
+    assert all(r == pytest.approx(fio_ratio, rel=0.05) for r in steady_ratio), steady_ratio
 
 
 def test_interleaved_sequential_readers_are_sequential(probe, make_loop):

@@ -28,7 +28,7 @@ def busy(name: str, t: float, n: int) -> DeviceSnapshot:
                           issued=[0, k, 0, 0, 0], completed=[0, k, 0, 0, 0],
                           issued_bytes=[0, 4096 * k, 0, 0, 0],
                           completed_bytes=[0, 4096 * k, 0, 0, 0], bios=k, bios_seq=0,
-                          depth_sum=k, lat_hist=lat, procs={100: k})
+                          lat_sum_ns=k * 2**17, lat_hist=lat, procs={100: k})
 
 
 class FakeSource:

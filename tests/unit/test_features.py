@@ -15,7 +15,7 @@ from ioaz.probe.snapshot import DeviceSnapshot
 S = 1_000_000_000
 
 
-def snap(t_s: float, reads=0, writes=0, rbytes=0, wbytes=0, bios=0, seq=0, depth=0,
+def snap(t_s: float, reads=0, writes=0, rbytes=0, wbytes=0, bios=0, seq=0, lat_sum=0,
          lat=None, procs=None, merges=0) -> DeviceSnapshot:
     hist = [0] * LAT_SLOTS
     for slot, n in (lat or {}).items():
@@ -24,7 +24,7 @@ def snap(t_s: float, reads=0, writes=0, rbytes=0, wbytes=0, bios=0, seq=0, depth
                           issued=[reads, writes, 0, 0, 0], completed=[reads, writes, 0, 0, 0],
                           issued_bytes=[rbytes, wbytes, 0, 0, 0],
                           completed_bytes=[rbytes, wbytes, 0, 0, 0], bios=bios, bios_seq=seq,
-                          bio_merges=merges, depth_sum=depth, lat_hist=hist,
+                          bio_merges=merges, lat_sum_ns=lat_sum, lat_hist=hist,
                           size_hist=[0] * SIZE_SLOTS, procs=procs if procs is not None else {})
 
 
@@ -52,9 +52,9 @@ def test_percentiles_from_log2_buckets():
 
 def test_features_from_two_snapshots():
     old = snap(10.0, reads=1000, writes=500, rbytes=4096 * 1000, wbytes=4096 * 500, bios=1500,
-               seq=100, depth=3000, procs={11: 700, 12: 800})
+               seq=100, lat_sum=10 * S, procs={11: 700, 12: 800})
     new = snap(12.0, reads=3000, writes=1500, rbytes=4096 * 3000, wbytes=4096 * 1500,
-               bios=4500, seq=2800, depth=9000, lat={14: 3000},
+               bios=4500, seq=2800, lat_sum=14 * S, lat={14: 3000},
                procs={11: 2200, 12: 2300, 13: 3})
     f = compute_features(old, new, min_process_share=0.01)
     assert f.window_s == pytest.approx(2.0)
@@ -63,7 +63,7 @@ def test_features_from_two_snapshots():
     assert f.write_bytes_per_s == pytest.approx(4096 * 500)
     assert f.read_ratio == pytest.approx(2 / 3)
     assert f.seq_ratio == pytest.approx(2700 / 3000)
-    assert f.avg_depth == pytest.approx(2.0)       # 6000 in-flight samples over 3000 issues
+    assert f.avg_depth == pytest.approx(2.0)       # 4 s in flight over a 2 s window
     assert f.mean_size_bytes == pytest.approx(4096)
     assert f.processes == 2                        # pid 13 did 3 of 3003 bios: under 1%
     assert 2**14 / 1e9 <= f.p50_latency_s < 2**15 / 1e9

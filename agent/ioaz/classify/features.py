@@ -38,7 +38,6 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
     window_s = max((new.t_ns - old.t_ns) / 1e9, 1e-9)
     done = delta_list(new.completed, old.completed)
     done_bytes = delta_list(new.completed_bytes, old.completed_bytes)
-    issued = delta_list(new.issued, old.issued)
     reads, writes = done[READ], done[WRITE]
     # Data requests only: flushes carry no data and fio does not count them either.
     data_reqs = reads + writes + done[DISCARD]
@@ -56,10 +55,11 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
     else:  # diskstats: merged requests against requests that reached the device
         merge_ratio = _ratio(merges, merges + data_reqs)
 
-    if new.depth_sum is not None and old.depth_sum is not None:
-        avg_depth = (delta(new.depth_sum, old.depth_sum) / sum(issued)) if sum(issued) else 0.0
+    # Little's law, as iostat's aqu-sz: the time-averaged number of requests in flight is the
+    # sum of their times in flight over the window's length.
+    if new.source == "bpf":
+        avg_depth = delta(new.lat_sum_ns, old.lat_sum_ns) / (window_s * 1e9)
     elif new.time_in_queue_ms is not None and old.time_in_queue_ms is not None:
-        # Little's law, as iostat's aqu-sz: time-weighted requests in flight per ms.
         avg_depth = delta(new.time_in_queue_ms, old.time_in_queue_ms) / (window_s * 1000)
     else:
         avg_depth = None

@@ -223,7 +223,7 @@ class BpfSource:
             raise ProbeUnavailable("probe is not open")
         per_cpu = DEV_STATS_SIZE  # already a multiple of 8
         stats = self._dump(self._fds["dev_stats"], 4, per_cpu * self._ncpu)
-        procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE)
+        procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE * self._ncpu)
         now = time.monotonic_ns()
 
         by_dev: dict[int, DeviceSnapshot] = {}
@@ -242,7 +242,7 @@ class BpfSource:
         for k, v in procs:
             dev = int.from_bytes(k[0:4], "little")
             tgid = int.from_bytes(k[4:8], "little")
-            bios = int.from_bytes(v[8:16], "little")
+            bios = sum(memoryview(v).cast("Q"))  # one u64 per CPU
             snap = by_dev.get(dev)
             if snap is not None and snap.procs is not None:
                 snap.procs[tgid] = bios

@@ -43,7 +43,7 @@ def parse_diskstats(text: str, t_ns: int, names: Optional[set[str]] = None) -> S
             issued_bytes=[rsect * SECTOR, wsect * SECTOR, dsect * SECTOR, 0, 0],
             completed_bytes=[rsect * SECTOR, wsect * SECTOR, dsect * SECTOR, 0, 0],
             bios=None, bios_seq=None, bio_merges=rmerge + wmerge + dmerge, rq_merges=0,
-            depth_sum=None, time_in_queue_ms=weighted_ms,
+            time_in_queue_ms=weighted_ms,
             lat_sum_ns=(rms + wms + dms + fms) * 1_000_000,
             lat_hist=[0] * LAT_SLOTS, size_hist=[0] * SIZE_SLOTS, procs=None)
     return out

@@ -20,7 +20,6 @@ DEV_STATS_FIELDS: tuple[tuple[str, int], ...] = (
     ("bios_seq", 1),
     ("bio_merges", 1),
     ("rq_merges", 1),
-    ("depth_sum", 1),
     ("lat_sum_ns", 1),
     ("lat_hist", LAT_SLOTS),
     ("size_hist", SIZE_SLOTS),
@@ -29,7 +28,7 @@ DEV_STATS_U64 = sum(n for _, n in DEV_STATS_FIELDS)
 DEV_STATS_SIZE = 8 * DEV_STATS_U64
 
 PROC_KEY_SIZE = 8    # struct ioaz_proc_key {u32 dev; u32 tgid}
-PROC_VAL_SIZE = 16   # struct ioaz_proc_val {u64 last_ns; u64 bios}
+PROC_VAL_SIZE = 8    # struct ioaz_proc_val {u64 bios}, one per CPU (LRU_PERCPU_HASH)
 
 
 def split_dev_stats(values: list[int]) -> dict[str, object]:

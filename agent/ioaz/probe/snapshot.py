@@ -30,9 +30,8 @@ class DeviceSnapshot:
     bios_seq: Optional[int] = None
     bio_merges: int = 0
     rq_merges: int = 0
-    depth_sum: Optional[int] = None          # bpf: sum of in-flight counts seen at issue
     time_in_queue_ms: Optional[int] = None   # diskstats: weighted ms doing I/O
-    lat_sum_ns: int = 0
+    lat_sum_ns: int = 0                      # also the time-integral of requests in flight
     lat_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
     size_hist: list[int] = field(default_factory=lambda: _zeros(SIZE_SLOTS))
     procs: Optional[dict[int, int]] = None   # tgid -> cumulative bios submitted
@@ -43,7 +42,7 @@ class DeviceSnapshot:
                      "lat_hist", "size_hist"):
             mine, theirs = getattr(self, name), getattr(other, name)
             setattr(self, name, [a + b for a, b in zip(mine, theirs)])
-        for name in ("bios", "bios_seq", "depth_sum"):
+        for name in ("bios", "bios_seq"):
             a, b = getattr(self, name), getattr(other, name)
             if b is not None:
                 setattr(self, name, (a or 0) + b)
