@@ -71,6 +71,34 @@ def _fio_iops(dev: str, seconds: float, extra: tuple[str, ...] = ()) -> float:
     return float(j["jobs"][0]["read"]["iops"])
 
 
+class _bpf_stats:
+    """kernel.bpf_stats_enabled on for the duration (it costs a little itself)."""
+
+    PATH = "/proc/sys/kernel/bpf_stats_enabled"
+
+    def __enter__(self) -> None:
+        self.old = Path(self.PATH).read_text().strip()
+        Path(self.PATH).write_text("1")
+
+    def __exit__(self, *exc: object) -> None:
+        Path(self.PATH).write_text(self.old)
+
+
+PER_REQUEST_PROGS = ("on_bio_queue", "on_rq_issue", "on_rq_complete")
+
+
+def _prog_run_stats(ids: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """name -> (run_time_ns, run_cnt) of each of our programs, from the kernel."""
+    out = {}
+    for name, pid in ids.items():
+        r = subprocess.run(["bpftool", "prog", "show", "id", str(pid), "--json"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            j = json.loads(r.stdout)
+            out[name] = (int(j.get("run_time_ns", 0)), int(j.get("run_cnt", 0)))
+    return out
+
+
 @suite("probe")
 def bench_probe(args: argparse.Namespace) -> dict:
     from ..classify.classes import load_thresholds
@@ -81,11 +109,15 @@ def bench_probe(args: argparse.Namespace) -> dict:
     with Loops(1, 1024) as (dev,):
         _fio_iops(dev, 1.0)  # warm the backing file's pages
         with_p, without_p = [], []
+        per_prog: dict[str, list[int]] = {}
         for _ in range(args.rounds):
             without_p.append(_fio_iops(dev, args.seconds))
-            with BpfSource() as src:
+            with BpfSource() as src, _bpf_stats():
                 with_p.append(_fio_iops(dev, args.seconds))
-                src.read()
+                for name, (ns, cnt) in _prog_run_stats(src.program_ids()).items():
+                    acc = per_prog.setdefault(name, [0, 0])
+                    acc[0] += ns
+                    acc[1] += cnt
         mw, mo = statistics.median(with_p), statistics.median(without_p)
         # Two jobs keep both cores busy, so each request costs 2/iops seconds of CPU.
         ns_per_req = (2 / mw - 2 / mo) * 1e9
@@ -93,6 +125,13 @@ def bench_probe(args: argparse.Namespace) -> dict:
             "iops_without": without_p, "iops_with": with_p,
             "median_without": mo, "median_with": mw,
             "iops_loss_pct": (1 - mw / mo) * 100, "ns_per_request": ns_per_req,
+            # The kernel's own accounting of time spent in our programs (bpf_stats_enabled),
+            # free of the run-to-run noise of the IOPS comparison. Every request runs each
+            # of these three once (merges run rarely); other I/O on the machine adds runs, not
+            # time per run.
+            "bpf_ns_per_run": {n: ns / cnt for n, (ns, cnt) in per_prog.items() if cnt},
+            "bpf_ns_per_request": sum(ns / cnt for n, (ns, cnt) in per_prog.items()
+                                      if cnt and n in PER_REQUEST_PROGS),
         }
     with Loops(8, 256) as devs, BpfSource() as src:
         loads = [subprocess.Popen(
@@ -170,7 +209,11 @@ def _print_probe(r: dict) -> None:
     print(f"  IOPS with probe:    {', '.join(f'{x:.0f}' for x in o['iops_with'])}")
     print(f"  median {o['median_without']:.0f} -> {o['median_with']:.0f}: "
           f"{o['iops_loss_pct']:.2f}% fewer IOPS (target < 2%), "
-          f"{o['ns_per_request']:.0f} ns per request")
+          f"{o['ns_per_request']:.0f} ns per request implied")
+    if o.get("bpf_ns_per_request") is not None:
+        runs = ", ".join(f"{n} {v:.0f}" for n, v in sorted(o["bpf_ns_per_run"].items()))
+        print(f"  kernel bpf_stats: {o['bpf_ns_per_request']:.0f} ns of BPF per request "
+              f"(ns per run: {runs})")
     a = r["agent_cpu_per_window_8_devices"]
     print(f"agent CPU per window, 8 busy devices: median {a['median_ms']:.2f} ms, "
           f"max {a['max_ms']:.2f} ms")

@@ -127,6 +127,21 @@ class BpfSource:
         self._obj = None
         self._fds.clear()
 
+    def program_ids(self) -> dict[str, int]:
+        """Kernel ids of the loaded programs (for `bpftool prog show id N`, run-time stats)."""
+        L = libbpf.lib()
+        out: dict[str, int] = {}
+        prog = None
+        while self._obj is not None:
+            prog = L.bpf_object__next_program(self._obj, prog)
+            if not prog:
+                break
+            info = ctypes.create_string_buffer(256)
+            size = ctypes.c_uint32(8)  # struct bpf_prog_info: u32 type, u32 id, ...
+            if L.bpf_obj_get_info_by_fd(L.bpf_program__fd(prog), info, ctypes.byref(size)) == 0:
+                out[L.bpf_program__name(prog).decode()] = int.from_bytes(info.raw[4:8], "little")
+        return out
+
     def __enter__(self) -> "BpfSource":
         return self.open()
 
