@@ -260,7 +260,8 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
         assert as_user({"cmd": "reload"})["error"].startswith("permission denied")
         assert ioazd.device()["mode"] == "auto"
         # A member of group ioaz may change things (the group is looked up per request).
-        if subprocess.run(["getent", "group", "ioaz"], capture_output=True, check=False).returncode != 0:
+        group = subprocess.run(["getent", "group", "ioaz"], capture_output=True, check=False)
+        if group.returncode != 0:
             subprocess.run(["groupadd", "--system", "ioaz"], check=True)
             made_group = True
         subprocess.run(["usermod", "-aG", "ioaz", user], check=True)

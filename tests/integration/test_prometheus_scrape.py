@@ -107,6 +107,10 @@ class DiskLoop:
         self.path.unlink(missing_ok=True)
 
 
+def bucket_index(les: list[float], v: float) -> int:
+    return next(i for i, le in enumerate(les) if v <= le)
+
+
 def fio_clat_p50_s(report: str) -> float:
     j = json.loads(report[report.index("{"):])
     # Every job read the same device the same way: the median of the job medians is fio's.
@@ -182,8 +186,7 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
         # The bucket holding fio's median holds Prometheus's median too, give or take one.
         b = prom.query(f"ioaz_request_latency_seconds_bucket{{{lsel}}}")
         les = sorted(float(s["metric"]["le"]) for s in b)
-        slot = lambda v: next(i for i, le in enumerate(les) if v <= le)
-        assert abs(slot(prom_p50) - slot(fio_p50)) <= 1
+        assert abs(bucket_index(les, prom_p50) - bucket_index(les, fio_p50)) <= 1
 
         # Request sizes: the 512 KiB reads land in the 512 KiB..1 MiB bucket, the 4 KiB reads
         # of the random phase in 4..8 KiB.

@@ -29,7 +29,10 @@ def call(path: os.PathLike | str, request: dict[str, Any],
                                "socket") from None
         except OSError as e:
             raise ConnectError(f"cannot reach ioazd at {path}: {e.strerror}") from None
-        s.sendall(json.dumps(request).encode() + b"\n")
+        try:
+            s.sendall(json.dumps(request).encode() + b"\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass   # the server answered and closed first (busy): its answer is still queued
         buf = b""
         while b"\n" not in buf:
             chunk = s.recv(1 << 20)

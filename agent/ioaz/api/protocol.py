@@ -13,7 +13,8 @@ import json
 import logging
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("ioaz.api")
 

@@ -11,7 +11,8 @@ import json
 import os
 import sys
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 from ..api.client import DEFAULT_SOCKET, ConnectError, call
 from ..api.protocol import RequestError, parse_duration
@@ -141,7 +142,7 @@ def validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def table(rows: list[list[str]], out: TextIO) -> None:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip(), file=out)
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip(), file=out)
 
 
 def _s(v: Any) -> str:
@@ -167,7 +168,8 @@ def _pin(p: Any) -> str:
 
 
 def _format_status(r: dict[str, Any], out: TextIO) -> None:
-    print(f"source {r['source']}{' (fallback: ' + r['fallback_reason'] + ')' if r.get('fallback_reason') else ''}"
+    fallback = f" (fallback: {r['fallback_reason']})" if r.get("fallback_reason") else ""
+    print(f"source {r['source']}{fallback}"
           f"  collector {'up' if r.get('collector_up') else 'DOWN'}"
           f"  window {r['window_s']:g}s  windows {r['windows']}"
           f"{'  DRY RUN' if r.get('dry_run') else ''}  config {r['config']}", file=out)
@@ -205,10 +207,9 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
         res = d.get("resolution")
         if res:
             knobs = ", ".join(f"{k}={v}" for k, v in (res.get("knobs") or {}).items())
+            fell = f" (fallback: {res.get('reason')})" if res.get("fell_back") else ""
             print(f"  realised as: {_s(res.get('scheduler'))}"
-                  f"{' [' + knobs + ']' if knobs else ''}"
-                  f"{' (fallback: ' + str(res.get('reason')) + ')' if res.get('fell_back') else ''}",
-                  file=out)
+                  f"{' [' + knobs + ']' if knobs else ''}{fell}", file=out)
     f = r.get("features")
     if f:
         print("features of the last window:", file=out)
