@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed
 APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc fio util-linux \
                 prometheus qemu-system-x86 busybox-static cpio \
                 python3-yaml python3-prometheus-client \
-                linux-headers-6.1.0-56-amd64 linux-source-6.1
+                linux-headers-6.1.0-56-amd64 linux-source-6.1 linux-headers-6.12-amd64 linux-source-6.12
 
 BPF_OBJ := bpf/build/ioaz.bpf.o
 
