@@ -1,6 +1,7 @@
 """Session fixtures: one VM boot for the functional checks, one for the 60 s safety run.
 
-Both boot Debian's linux-image-6.1.0-56-amd64 in qemu TCG (see vmharness.py) and skip with
+Each runs once per kernel (Debian 12's 6.1.0-56 and the installed 6.12 from bookworm-security):
+Debian's linux-image package booted in qemu TCG (see vmharness.py) and skip with
 the reason when something the VM needs is missing on this machine.
 """
 from __future__ import annotations
@@ -11,28 +12,33 @@ import vmharness
 import vmscripts
 
 
-def _prepare() -> None:
+KERNELS = vmharness.kernels()
+
+
+def _prepare(krel: str) -> None:
     try:
-        vmharness.check_prerequisites()
-        vmharness.kernel_tree()
+        vmharness.check_prerequisites(krel)
+        vmharness.kernel_tree(krel)
     except vmharness.Unavailable as e:
-        pytest.skip(f"kernel VM tests cannot run here: {e}")
+        pytest.skip(f"kernel VM tests on {krel} cannot run here: {e}")
 
 
-@pytest.fixture(scope="session")
-def functional_boot() -> vmharness.Boot:
-    _prepare()
+@pytest.fixture(scope="session", params=KERNELS)
+def functional_boot(request: pytest.FixtureRequest) -> vmharness.Boot:
+    krel = request.param
+    _prepare(krel)
     script, files = vmscripts.functional_script(vmscripts.load_vectors())
-    initrd = vmharness.make_initramfs("functional", script, files)
-    b = vmharness.boot(initrd, timeout=240)
+    initrd = vmharness.make_initramfs("functional", script, files, krel)
+    b = vmharness.boot(initrd, timeout=240, krel=krel)
     assert "@@BOOTED" in b.console, "the VM did not reach /init:\n" + b.console[-3000:]
     return b
 
 
-@pytest.fixture(scope="session")
-def safety_boot() -> vmharness.Boot:
-    _prepare()
-    initrd = vmharness.make_initramfs("safety", vmscripts.safety_script(60))
-    b = vmharness.boot(initrd, timeout=240)
+@pytest.fixture(scope="session", params=KERNELS)
+def safety_boot(request: pytest.FixtureRequest) -> vmharness.Boot:
+    krel = request.param
+    _prepare(krel)
+    initrd = vmharness.make_initramfs("safety", vmscripts.safety_script(60), krel=krel)
+    b = vmharness.boot(initrd, timeout=240, krel=krel)
     assert "@@BOOTED" in b.console, "the VM did not reach /init:\n" + b.console[-3000:]
     return b

@@ -73,7 +73,8 @@ def test_stream_switches_regions_far_less_than_mq_deadline(
                    "waits_paid": int(ss["counter_waits_paid"]),
                    "waits_timeout": int(ss["counter_waits_timeout"])},
     }
-    (vmharness.WORK / "stream_vs_deadline.json").write_text(json.dumps(report, indent=1))
+    krel = functional_boot.krel
+    (vmharness.WORK / f"stream_vs_deadline-{krel}.json").write_text(json.dumps(report, indent=1))
     print("region switches:", report)
     dl_rate = report["mq-deadline"]["switches"] / report["mq-deadline"]["issued"]
     ss_rate = report["stream"]["switches"] / report["stream"]["issued"]

@@ -10,6 +10,7 @@ Everything downloaded or built lives in tests/kmod/work/ (git-ignored): the kern
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 import re
 import shutil
@@ -21,7 +22,21 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 WORK = HERE / "work"
 KMOD = REPO / "kmod"
-KREL = os.environ.get("IOAZ_KREL", "6.1.0-56-amd64")
+KREL = "6.1.0-56-amd64"
+SERIES_612 = "6.12"
+
+
+def kernels() -> list[str]:
+    """Kernels the VM tests run on: Debian 12's 6.1 and the newest installed 6.12 from
+    bookworm-security ("6.12" alone if none is installed: those tests then skip).
+    IOAZ_KREL=rel[,rel...] overrides."""
+    if os.environ.get("IOAZ_KREL"):
+        return os.environ["IOAZ_KREL"].split(",")
+    found = sorted((p.name.removeprefix("linux-headers-") for p in
+                    Path("/usr/src").glob("linux-headers-6.12.*-amd64")
+                    if not p.name.endswith(("-rt-amd64", "-cloud-amd64"))),
+                   key=lambda r: [int(x) for x in re.findall(r"\d+", r)[:3]])
+    return [KREL, found[-1] if found else SERIES_612]
 
 DMESG_BAD = re.compile(r"WARNING:|BUG:|Oops|lockdep|possible circular|hung_task|"
                        r"rcu_sched self-detected|rcu: INFO|general protection|Kernel panic|"
@@ -37,6 +52,9 @@ def headers_dir(krel: str = KREL) -> Path:
 
 
 def check_prerequisites(krel: str = KREL) -> None:
+    if krel == SERIES_612:
+        raise Unavailable("no linux-headers-6.12.*-amd64 installed (`make deps` installs "
+                          "linux-headers-6.12-amd64 and linux-source-6.12)")
     for tool in ("qemu-system-x86_64", "busybox", "cpio", "gcc", "dpkg", "apt-get"):
         if shutil.which(tool) is None:
             raise Unavailable(f"{tool} is not installed (`make deps` installs it)")
@@ -130,7 +148,7 @@ def make_initramfs(name: str, script: str, files: dict[str, bytes] | None = None
     tree = kernel_tree(krel)
     ko = build_module(krel)
     iotool = build_iotool()
-    root = WORK / f"root-{name}"
+    root = WORK / f"root-{name}-{krel}"
     shutil.rmtree(root, ignore_errors=True)
     for d in ("bin", "sbin", "proc", "sys", "dev", "tmp", "etc"):
         (root / d).mkdir(parents=True)
@@ -146,7 +164,11 @@ def make_initramfs(name: str, script: str, files: dict[str, bytes] | None = None
                 "kernel/drivers/block/null_blk/null_blk.ko"):
         dst = mods / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(tree / "lib" / "modules" / krel / rel, dst)
+        src = tree / "lib" / "modules" / krel / rel
+        if src.exists():
+            shutil.copy2(src, dst)
+        else:  # 6.12 ships modules xz-compressed; busybox insmod wants them plain
+            dst.write_bytes(lzma.decompress(src.with_name(src.name + ".xz").read_bytes()))
     (mods / "extra").mkdir(parents=True)
     shutil.copy2(ko, mods / "extra" / "ioaz_sched.ko")
     # modules.dep and aliases so that writing "vr" to queue/scheduler loads the module
@@ -167,7 +189,7 @@ def make_initramfs(name: str, script: str, files: dict[str, bytes] | None = None
     init.chmod(0o755)
     cpio = subprocess.run("find . | cpio -o -H newc --quiet", shell=True, cwd=root,
                           capture_output=True, check=True).stdout
-    out = WORK / f"initrd-{name}.gz"
+    out = WORK / f"initrd-{name}-{krel}.gz"
     out.write_bytes(gzip.compress(cpio, compresslevel=1))
     shutil.rmtree(root)
     return out
@@ -178,6 +200,7 @@ class Boot:
     console: str
     sections: dict[str, list[str]]
     returncode: int
+    krel: str = KREL
 
     def section(self, name: str) -> list[str]:
         if name not in self.sections:
@@ -230,7 +253,7 @@ def boot(initrd: Path, timeout: float, krel: str = KREL, smp: int = 2,
         out, rc = (e.stdout or b""), -1
     console = out.decode("utf-8", "replace")
     (WORK / f"console-{initrd.stem}.log").write_text(console)
-    return Boot(console, parse_sections(console), rc)
+    return Boot(console, parse_sections(console), rc, krel)
 
 
 ISSUE_RE = re.compile(r"block_rq_issue: \d+,\d+ (\S+) \d+ \([^)]*\) (\d+) \+ (\d+)")
