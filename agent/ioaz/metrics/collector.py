@@ -143,7 +143,7 @@ class _DeviceFamilies:
         self.procs = GaugeMetricFamily("ioaz_window_processes", "Processes that submitted "
                                        "I/O in the last window", labels=dev)
         self.depth = GaugeMetricFamily("ioaz_window_queue_depth", "Mean requests in flight "
-                                       "at issue in the last window", labels=dev)
+                                       "(at the device) in the last window", labels=dev)
         self.size = GaugeMetricFamily("ioaz_window_request_size_bytes", "Mean request size "
                                       "in the last window", labels=dev)
         self.merge = GaugeMetricFamily("ioaz_window_merge_ratio", "Share of bios merged into "
