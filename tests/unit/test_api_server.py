@@ -143,8 +143,12 @@ def test_stalled_client_is_dropped_after_the_timeout(tmp_path, monkeypatch):
         srv.close()
 
 
-def test_too_many_clients_are_told_busy(tmp_path, monkeypatch):
+def test_too_many_clients_are_told_busy_but_root_gets_through(tmp_path, monkeypatch):
     monkeypatch.setattr(server, "MAX_CLIENTS", 2)
+    uid = {"n": 1234}
+    real = server.peers.peer_of
+    monkeypatch.setattr(server.peers, "peer_of",
+                        lambda c: Peer(real(c).pid, uid["n"], uid["n"]))
     srv = server.start_api_server(StandIn(), tmp_path / "s.sock")
     held = []
     try:
@@ -155,6 +159,8 @@ def test_too_many_clients_are_told_busy(tmp_path, monkeypatch):
         time.sleep(0.2)
         r = call(srv.path, {"cmd": "ping"})
         assert r["ok"] is False and r["kind"] == "busy"
+        uid["n"] = 0
+        assert call(srv.path, {"cmd": "ping"})["ok"]
     finally:
         for s in held:
             s.close()

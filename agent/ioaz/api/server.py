@@ -2,7 +2,8 @@
 
 The daemon never dies of a client: a malformed line gets an error response, a line longer
 than MAX_LINE is refused, a client that stalls is dropped after CLIENT_TIMEOUT_S, and at most
-MAX_CLIENTS are served at once (the rest are told so and closed).
+MAX_CLIENTS non-root clients are served at once (the rest are told so and closed; root
+always gets through, so stalled clients of other users cannot lock the administrator out).
 
 Permissions. The socket file is root:ioaz. Its mode is 0666, not 0660: connecting to a Unix
 socket needs write permission on it, and every user may read status, explain and history.
@@ -50,16 +51,22 @@ class ApiServer:
                 if self.closing.is_set():
                     return
                 continue
-            if not self.slots.acquire(blocking=False):
+            try:
+                who = peers.peer_of(conn)
+            except OSError:
+                conn.close()
+                continue
+            slot = self.slots.acquire(blocking=False)
+            # Root is never locked out by other users' stalled connections.
+            if not slot and who.uid != 0:
                 _refuse(conn, "busy: too many clients at once, try again")
                 continue
-            threading.Thread(target=self._serve, args=(conn,), name="ioaz-api-client",
-                             daemon=True).start()
+            threading.Thread(target=self._serve, args=(conn, who, slot),
+                             name="ioaz-api-client", daemon=True).start()
 
-    def _serve(self, conn: socket.socket) -> None:
+    def _serve(self, conn: socket.socket, who: peers.Peer, slot: bool) -> None:
         try:
             conn.settimeout(CLIENT_TIMEOUT_S)
-            who = peers.peer_of(conn)
             buf = b""
             while True:
                 nl = buf.find(b"\n")
@@ -83,7 +90,8 @@ class ApiServer:
             pass   # timed out, reset, or went away: nothing to answer
         finally:
             conn.close()
-            self.slots.release()
+            if slot:
+                self.slots.release()
 
     def _answer(self, line: bytes, who: peers.Peer) -> bytes:
         if len(line) > MAX_LINE:
