@@ -166,7 +166,7 @@ def test_stream_idles_for_an_established_stream_only() -> None:
     sim.issue_log = []
     sim.run(max_s=60)
     pids = [r.pid for r in sim.issue_log]
-    switches = sum(1 for a, b in zip(pids, pids[1:]) if a != b)
+    switches = sum(1 for a, b in zip(pids, pids[1:], strict=False) if a != b)
     assert switches < 40                       # long runs of one reader, not 400 alternations
     assert sim.sched.waits_paid > 300          # type: ignore[attr-defined]
     off = Simulator(load_device("carroll-hp72", cache_segments=0), "stream", wl,
@@ -174,7 +174,7 @@ def test_stream_idles_for_an_established_stream_only() -> None:
     off.issue_log = []
     off.run(max_s=60)
     pids = [r.pid for r in off.issue_log]
-    assert sum(1 for a, b in zip(pids, pids[1:]) if a != b) > 300
+    assert sum(1 for a, b in zip(pids, pids[1:], strict=False) if a != b) > 300
 
 
 def test_kyber_throttles_writes_when_reads_miss_their_target() -> None:
@@ -191,3 +191,26 @@ def test_kyber_throttles_writes_when_reads_miss_their_target() -> None:
     read_k = next(v for n, v in res_k.proc_mb_s.items() if n.endswith(":r"))
     read_n = next(v for n, v in res_n.proc_mb_s.items() if n.endswith(":r"))
     assert read_k > 1.5 * read_n
+
+
+def test_deadline_batches_and_writes_starved() -> None:
+    """mq-deadline: batches of fifo_batch in one direction, in ascending sector order, and a
+    write batch after writes_starved read batches (Carroll Table 2.2)."""
+    dev = FixedDevice(FixedParams(service_ms=1.0))
+    sim = Simulator(dev, "deadline", Workload("x", [Phase(None, [])]),
+                    tunables={"fifo_batch": 4, "writes_starved": 2})
+    sim.issue_log = []
+    # r0 arrives first and starts batch 1 alone on the disk (no write pending yet: starved
+    # stays 0); then two more read batches (starved 1, 2), a write batch, two read batches, a
+    # write batch, and the rest of the writes
+    for i in range(20):
+        sim.inject(Request(f"r{i}", 1, 1_000_000 + (i * 7 % 20) * 1000, 8, False, True, 0.0))
+    for i in range(12):
+        sim.inject(Request(f"w{i}", 2, 2_000_000 + i * 1000, 8, True, False, 0.0))
+    sim.run(max_s=1.0)
+    kinds = "".join(str(r.id)[0] for r in sim.issue_log)
+    assert kinds == "r" * 12 + "w" * 4 + "r" * 8 + "w" * 8
+    # within a batch the elevator goes up; a new batch starts at the next sector above the
+    # last one, or wraps to the oldest request (the FIFO head)
+    second = [r.sector for r in sim.issue_log[4:8]]
+    assert second == sorted(second)

@@ -8,8 +8,9 @@ simulator has them all).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from ioaz.classify.types import WindowFeatures
 from ioaz.sim.schedulers import SCHEDULERS

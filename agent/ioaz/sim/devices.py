@@ -2,9 +2,10 @@
 an SSD, and RAID 0, 1+0 and 5 arrays of HDDs.
 
 A device is driven by the engine through three calls: `bind(at, done)` gives it the event clock
-(`at(time, fn, arg)` calls `fn(time, arg)` then) and the completion callback (`done(request, time)`); `can_accept()` says
-whether the host may issue one more request (the device's queue depth); `submit(request, now)`
-hands a request over. The device schedules its own completion events.
+(`at(time, fn, arg)` calls `fn(time, arg)` then) and the completion callback
+(`done(request, time)`); `can_accept()` says whether the host may issue one more request (the
+device's queue depth); `submit(request, now)` hands a request over. The device schedules its
+own completion events.
 
 Parameters come from YAML (models/*.yaml, see `load_device`); every default there cites the paper
 it comes from, and the few numbers the papers do not give are marked as assumptions.
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -207,7 +209,8 @@ class HDD(Device):
         s, e = rq.sector, rq.sector + rq.nsec
         act = self.active
         for seg in self.segments:
-            if seg.start <= s and e <= (seg.frozen if seg.frozen >= 0 else self._valid_end(seg, now)):
+            end = seg.frozen if seg.frozen >= 0 else self._valid_end(seg, now)
+            if seg.start <= s and e <= end:
                 seg.used = now
                 self.cache_hits += 1
                 return self.overhead + rq.nsec * SECTOR / self.iface_bps
@@ -234,12 +237,14 @@ class HDD(Device):
         start = max(now, self.head_free)
         if rq.write and self.segments:
             # Write-through: drop cached copies of what is overwritten.
-            self.segments = [g for g in self.segments if g.start >= e or self._valid_end(g, now) <= s]
+            self.segments = [g for g in self.segments
+                             if g.start >= e or self._valid_end(g, now) <= s]
         if s == self.head_lba:
             t_end = start + self.overhead + self.transfer_time(s, rq.nsec)
         else:
-            t_end = start + (self.overhead + self.seek_time(abs(self.cylinder_of(s) - self.head_cyl))
-                             + self.rot_s / 2 + self.transfer_time(s, rq.nsec))
+            seek = self.seek_time(abs(self.cylinder_of(s) - self.head_cyl))
+            t_end = start + (self.overhead + seek + self.rot_s / 2
+                             + self.transfer_time(s, rq.nsec))
         self.head_lba = e
         self.head_cyl = self.cylinder_of(e)
         self.head_free = t_end
@@ -607,7 +612,8 @@ def _load_spec(name_or_path: str) -> dict[str, Any]:
     if not path.suffix:
         path = MODELS_DIR / f"{name_or_path}.yaml"
     if not path.exists():
-        raise ValueError(f"device model {name_or_path!r} not found (known: {', '.join(model_names())})")
+        raise ValueError(f"device model {name_or_path!r} not found "
+                         f"(known: {', '.join(model_names())})")
     data = yaml.safe_load(path.read_text())
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of device parameters")  # noqa: TRY004

@@ -15,8 +15,9 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ioaz.classify.types import WindowFeatures
 from ioaz.sim.devices import Device
@@ -24,12 +25,13 @@ from ioaz.sim.request import SECTOR, Request
 from ioaz.sim.schedulers import Scheduler, make_scheduler
 from ioaz.sim.workloads import Process, Workload
 
-Chooser = Callable[[WindowFeatures], Optional[str]]
+Chooser = Callable[[WindowFeatures], str | None]
 
 SEQ_STREAMS = 32         # stream heads remembered, as the probe does (bpf/ioaz.h IOAZ_STREAMS)
 SEQ_TOLERANCE = 64       # sectors, the probe's default seq_tolerance_sectors (bpf/ioaz.bpf.c)
 HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
-MIN_PROCESS_SHARE = 0.01  # a process counts if it submitted this share of the bios (classify/features.py)
+# a process counts if it submitted this share of the window's bios (classify/features.py)
+MIN_PROCESS_SHARE = 0.01
 _log2 = math.log2
 
 

@@ -31,8 +31,10 @@ def cases() -> list[tuple[str, str, str, Any]]:
          lambda s: _async_load(host_us=0.0)),
         ("ssd, 4 AIO processes x 8 deep, noop", "ssd", "noop", lambda s: _async_load()),
         ("ssd, 4 AIO processes x 8 deep, deadline", "ssd", "deadline", lambda s: _async_load()),
-        ("wd500 HDD, par-read, deadline", "wd500", "deadline", lambda s: named_workload("par-read", s)),
-        ("wd500 HDD, par-read, stream", "wd500", "stream", lambda s: named_workload("par-read", s)),
+        ("wd500 HDD, par-read, deadline", "wd500", "deadline",
+         lambda s: named_workload("par-read", s)),
+        ("wd500 HDD, par-read, stream", "wd500", "stream",
+         lambda s: named_workload("par-read", s)),
     ]
 
 

@@ -7,9 +7,10 @@ completes, as a process blocked in read() does) or asynchronous ones keeping `de
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
 from ioaz.sim.request import SECTOR, Request
 
@@ -266,4 +267,5 @@ def named_workload(name: str, duration_s: float = 20.0) -> Workload:
     try:
         return NAMED[name](duration_s)
     except KeyError:
-        raise ValueError(f"unknown workload {name!r}; known: {', '.join(workload_names())}") from None
+        raise ValueError(f"unknown workload {name!r}; "
+                         f"known: {', '.join(workload_names())}") from None

@@ -39,7 +39,8 @@ def make_scheduler(name: str, device: Any = None, **tunables: Any) -> Scheduler:
     try:
         cls, preset = SCHEDULERS[name]
     except KeyError:
-        raise ValueError(f"unknown scheduler {name!r}; known: {', '.join(sorted(SCHEDULERS))}") from None
+        raise ValueError(f"unknown scheduler {name!r}; "
+                         f"known: {', '.join(sorted(SCHEDULERS))}") from None
     sched = cls(device, **{**preset, **tunables})
     sched.name = name
     return sched

@@ -40,7 +40,8 @@ class Anticipatory(Scheduler):
         self.sort = (SortedQueue(), SortedQueue())
         self.fifo: tuple[deque[Request], deque[Request]] = (deque(), deque())
         self.expire = (self.t["read_expire_ms"] / 1e3, self.t["write_expire_ms"] / 1e3)
-        self.batch_len = (self.t["read_batch_expire_ms"] / 1e3, self.t["write_batch_expire_ms"] / 1e3)
+        self.batch_len = (self.t["read_batch_expire_ms"] / 1e3,
+                          self.t["write_batch_expire_ms"] / 1e3)
         self.antic = self.t["antic_expire_ms"] / 1e3
         self.back = int(self.t["back_seek_kb"] * 2)
         self.head = 0

@@ -8,11 +8,11 @@ and `completed(rq, now)` when the device finishes one.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
 
-Decision = Union[Request, float, None]
+Decision = Request | float | None
 MAX_SECTORS = 1024  # largest merged request: 512 KiB, the usual max_sectors_kb
 
 
@@ -24,7 +24,8 @@ class Scheduler:
     def __init__(self, device: Any = None, **tunables: Any) -> None:
         bad = sorted(set(tunables) - set(self.DEFAULTS))
         if bad:
-            raise ValueError(f"{self.name}: unknown tunable(s) {bad}; known: {sorted(self.DEFAULTS)}")
+            raise ValueError(f"{self.name}: unknown tunable(s) {bad}; "
+                             f"known: {sorted(self.DEFAULTS)}")
         self.t: dict[str, Any] = {**self.DEFAULTS, **tunables}
         self.device = device
         self._ends: dict[int, Request] = {}   # end sector -> queued request (back merges)

@@ -12,12 +12,12 @@ recommends it on RAID).
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
 from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
 
-Key = Union[int, str]
+Key = int | str
 
 
 class _Queue:
@@ -33,9 +33,10 @@ class _Queue:
 
 class CFQ(Scheduler):
     name = "cfq"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"slice_sync_ms": 100.0, "slice_async_ms": 40.0, "slice_idle_ms": 8.0,
-                "fifo_expire_sync_ms": 125.0, "fifo_expire_async_ms": 250.0,
-                "back_seek_max_kb": 16384, "back_seek_penalty": 2}
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "slice_sync_ms": 100.0, "slice_async_ms": 40.0, "slice_idle_ms": 8.0,
+        "fifo_expire_sync_ms": 125.0, "fifo_expire_async_ms": 250.0,
+        "back_seek_max_kb": 16384, "back_seek_penalty": 2}
 
     def __init__(self, device: object = None, **tunables: object) -> None:
         super().__init__(device, **tunables)

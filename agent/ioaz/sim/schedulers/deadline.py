@@ -19,8 +19,8 @@ READ, WRITE = 0, 1
 
 class Deadline(Scheduler):
     name = "deadline"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"read_expire_ms": 500.0, "write_expire_ms": 5000.0, "fifo_batch": 16,
-                "writes_starved": 2}
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "read_expire_ms": 500.0, "write_expire_ms": 5000.0, "fifo_batch": 16, "writes_starved": 2}
 
     def __init__(self, device: object = None, **tunables: object) -> None:
         super().__init__(device, **tunables)

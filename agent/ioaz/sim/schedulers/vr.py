@@ -20,8 +20,9 @@ from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
 
 class VR(Scheduler):
     name = "vr"
-    DEFAULTS: ClassVar[dict[str, Any]] = {"rev_penalty": 10, "fifo_batch": 16, "sync_expire_ms": 500.0,
-                "async_expire_ms": 5000.0, "deadlines": 1}
+    DEFAULTS: ClassVar[dict[str, Any]] = {
+        "rev_penalty": 10, "fifo_batch": 16, "sync_expire_ms": 500.0, "async_expire_ms": 5000.0,
+        "deadlines": 1}
 
     def __init__(self, device: object = None, head_sector: int = 0, direction_up: bool = True,
                  **tunables: object) -> None:
@@ -42,7 +43,8 @@ class VR(Scheduler):
         if tgt is not None:
             return tgt
         self._stamp(rq)
-        rq.deadline = now + (self.t["sync_expire_ms"] if rq.sync else self.t["async_expire_ms"]) / 1e3
+        expire = self.t["sync_expire_ms"] if rq.sync else self.t["async_expire_ms"]
+        rq.deadline = now + expire / 1e3
         self.sorted.add(rq)
         (self.fifo[0] if rq.sync else self.fifo[1]).append(rq)
         self.track(rq)
