@@ -10,8 +10,8 @@ import os
 import shutil
 import subprocess
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 

@@ -6,7 +6,6 @@ device that vanished is reported once and dropped, never fatal.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .classify.classes import Thresholds, classify
 from .classify.features import compute_features
@@ -23,7 +22,7 @@ class Window:
     appeared: list[str] = field(default_factory=list)
 
 
-def _empty(name: str, t_ns: int, source: str) -> Optional[DeviceSnapshot]:
+def _empty(name: str, t_ns: int, source: str) -> DeviceSnapshot | None:
     """A device the probe has not seen any I/O on yet: all counters zero."""
     devt = sysblock.devt_of(name)
     if devt is None:
@@ -43,7 +42,7 @@ class Observer:
     """
 
     def __init__(self, source: Source, thresholds: Thresholds,
-                 devices: Optional[list[str]] = None):
+                 devices: list[str] | None = None):
         self.source = source
         self.thresholds = thresholds
         self.fixed = list(devices) if devices is not None else None

@@ -7,7 +7,6 @@ The loop device is marked rotational so the IOAZ tables apply (goal mean, Table 
 from __future__ import annotations
 
 import json
-import os
 import queue
 import signal
 import subprocess
@@ -18,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import REPO, fio_args, need_tool
 
 IOAZD = str(Path(sys.executable).parent / "ioazd")
@@ -55,7 +53,7 @@ class Ioazd:
         self.proc = subprocess.Popen([IOAZD, "--config", str(config), *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True)
-        self.events: "queue.Queue[tuple[float, dict]]" = queue.Queue()
+        self.events: queue.Queue[tuple[float, dict]] = queue.Queue()
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 

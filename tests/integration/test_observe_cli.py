@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import fio_args, need_root, need_tool
+from conftest import fio_args, need_tool
 
 IOAZCTL = [str(Path(sys.executable).parent / "ioazctl")]
 FIELDS = ["device", "window_s", "iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio",

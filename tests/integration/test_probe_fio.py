@@ -6,13 +6,11 @@ sequential, and none of it depends on the scheduler in use.
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from conftest import fio_args, fio_totals, need_root, need_tool
 from ioaz.classify.classes import load_thresholds
 from ioaz.classify.features import compute_features
@@ -92,7 +90,8 @@ def test_counts_agree_with_fio(probe, make_loop):
         from ioaz.observe import _empty
         before = _empty(dev, after.t_ns - 1, "bpf")
     whole = compute_features(before, after)
-    reads, writes = after.completed[0] - before.completed[0], after.completed[1] - before.completed[1]
+    reads = after.completed[0] - before.completed[0]
+    writes = after.completed[1] - before.completed[1]
     rbytes = after.completed_bytes[0] - before.completed_bytes[0]
     wbytes = after.completed_bytes[1] - before.completed_bytes[1]
     assert reads == pytest.approx(fio["read_ios"], rel=0.05)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
-
 from ioaz.actuate.types import ActuationResult
 from ioaz.daemon.config import load_config
 from ioaz.daemon.core import ControlError, Daemon
@@ -74,7 +73,7 @@ def fake_sys(monkeypatch):
     monkeypatch.setattr(sysblock, "scheduled_disks", lambda *a: sorted(present))
     monkeypatch.setattr(sysblock, "exists", lambda n, *a: n in present)
     monkeypatch.setattr(sysblock, "devt_of", lambda n, *a: (8, 0))
-    import ioaz.daemon.core as core
+    from ioaz.daemon import core
     monkeypatch.setattr(core, "_read", lambda path: {
         "scheduler": "[none] mq-deadline kyber bfq", "rotational": "1",
         "size": "2097152"}.get(path.rsplit("/", 1)[-1]))
@@ -112,7 +111,7 @@ def test_dry_run_decides_but_never_writes(tmp_path, fake_sys):
 
 
 def test_a_vanished_device_is_dropped(tmp_path, fake_sys):
-    d, act = make(tmp_path)
+    d, _act = make(tmp_path)
     d.start()
     d.window()
     fake_sys.discard("sdb")

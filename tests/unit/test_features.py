@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import pytest
-
-from ioaz.classify.classes import Thresholds, ThresholdsError, classify, load_thresholds, \
-    process_bucket
+from ioaz.classify.classes import (
+    Thresholds,
+    ThresholdsError,
+    classify,
+    load_thresholds,
+    process_bucket,
+)
 from ioaz.classify.counters import delta, log2_percentile
 from ioaz.classify.features import active_processes, compute_features
 from ioaz.observe import Observer

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
@@ -34,7 +34,7 @@ def _mark(node: yaml.Node, path: str) -> str:
     return f"{path}:{node.start_mark.line + 1}"
 
 
-def load_thresholds(path: Optional[Path] = None) -> Thresholds:
+def load_thresholds(path: Path | None = None) -> Thresholds:
     """Read and check a thresholds file; errors name the file, the line and the bad value."""
     path = Path(path or DEFAULT_THRESHOLDS)
     try:
@@ -89,7 +89,7 @@ def process_bucket(n: int, t: Thresholds) -> str:
     return PROCESS_BUCKETS[-1]
 
 
-def classify(f: WindowFeatures, t: Thresholds) -> Optional[WorkloadClass]:
+def classify(f: WindowFeatures, t: Thresholds) -> WorkloadClass | None:
     """The IOAZ class of a window, or None when there is too little I/O to judge."""
     if f.requests < t.min_requests:
         return None

@@ -1,7 +1,7 @@
 """Counter arithmetic: deltas of cumulative counters, and percentiles of log2 histograms."""
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 U64 = 1 << 64
 
@@ -20,10 +20,10 @@ def delta(new: int, old: int, bits: int = 64) -> int:
 
 
 def delta_list(new: Sequence[int], old: Sequence[int]) -> list[int]:
-    return [delta(a, b) for a, b in zip(new, old)]
+    return [delta(a, b) for a, b in zip(new, old, strict=True)]
 
 
-def log2_percentile(hist: Sequence[int], q: float) -> Optional[float]:
+def log2_percentile(hist: Sequence[int], q: float) -> float | None:
     """The q-quantile (0..1) of values counted in log2 buckets, interpolated within its bucket.
 
     Bucket i holds values in [2**i, 2**(i+1)) (bucket 0 also holds 0 and 1), as bpf/ioaz.bpf.c

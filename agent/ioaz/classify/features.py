@@ -1,8 +1,6 @@
 """WindowFeatures: what one device did over one window, from two cumulative snapshots."""
 from __future__ import annotations
 
-from typing import Optional
-
 from ..probe.layout import DIRS
 from ..probe.snapshot import DeviceSnapshot
 from .counters import delta, delta_list, log2_percentile
@@ -11,12 +9,12 @@ from .types import WindowFeatures
 READ, WRITE, DISCARD = DIRS.index("read"), DIRS.index("write"), DIRS.index("discard")
 
 
-def _ratio(num: float, den: float) -> Optional[float]:
+def _ratio(num: float, den: float) -> float | None:
     return None if den <= 0 else max(0.0, min(1.0, num / den))
 
 
-def active_processes(new: Optional[dict[int, int]], old: Optional[dict[int, int]],
-                     min_share: float) -> Optional[int]:
+def active_processes(new: dict[int, int] | None, old: dict[int, int] | None,
+                     min_share: float) -> int | None:
     """Processes that submitted at least `min_share` of the window's bios.
 
     The share cut keeps a process that touched the device once (a shell, a monitoring agent,

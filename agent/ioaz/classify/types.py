@@ -6,7 +6,7 @@ in these two types, so their fields are the `ioazctl observe --json` contract.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 PROCESS_BUCKETS = ("1", "4", "8", "16+")
 PATTERNS = ("sequential", "random")
@@ -49,16 +49,16 @@ class WindowFeatures:
     iops: float
     read_bytes_per_s: float
     write_bytes_per_s: float
-    read_ratio: Optional[float]
-    seq_ratio: Optional[float]
-    processes: Optional[int]
-    avg_depth: Optional[float]
-    mean_size_bytes: Optional[float]
-    p50_latency_s: Optional[float]
-    p99_latency_s: Optional[float]
-    merge_ratio: Optional[float]
+    read_ratio: float | None
+    seq_ratio: float | None
+    processes: int | None
+    avg_depth: float | None
+    mean_size_bytes: float | None
+    p50_latency_s: float | None
+    p99_latency_s: float | None
+    merge_ratio: float | None
     source: str = "bpf"
-    workload_class: Optional[WorkloadClass] = None
+    workload_class: WorkloadClass | None = None
     # Not part of the observe line, but kept for metrics and the simulator:
     requests: int = 0
     latency_hist: dict[int, int] = field(default_factory=dict)  # log2 ns bucket -> count

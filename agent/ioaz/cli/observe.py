@@ -8,7 +8,7 @@ import argparse
 import json
 import sys
 import time
-from typing import Optional, TextIO
+from typing import TextIO
 
 from ..classify.classes import ThresholdsError, load_thresholds
 from ..classify.types import WindowFeatures
@@ -46,7 +46,7 @@ def parse_interval(text: str) -> float:
     return v
 
 
-def parse_count(text: Optional[str]) -> Optional[int]:
+def parse_count(text: str | None) -> int | None:
     if text is None:
         return None
     try:
@@ -58,12 +58,12 @@ def parse_count(text: Optional[str]) -> Optional[int]:
     return v
 
 
-def parse_devices(names: Optional[list[str]]) -> Optional[list[str]]:
+def parse_devices(names: list[str] | None) -> list[str] | None:
     if not names:
         return None
     out = []
     for raw in names:
-        name = raw[5:] if raw.startswith("/dev/") else raw
+        name = raw.removeprefix("/dev/")
         if not name or "/" in name or not sysblock.exists(name):
             raise UsageError(f"--device {raw!r}: no such block device (see /sys/block)")
         if name not in out:
@@ -71,7 +71,7 @@ def parse_devices(names: Optional[list[str]]) -> Optional[list[str]]:
     return out
 
 
-def _fmt(v: Optional[float], scale: float = 1.0, digits: int = 1) -> str:
+def _fmt(v: float | None, scale: float = 1.0, digits: int = 1) -> str:
     return "-" if v is None else f"{v * scale:.{digits}f}"
 
 

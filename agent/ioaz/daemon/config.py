@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, ThresholdsError, load_thresholds
 from ..decide import DecideContext, ValidationError, config_from_doc, load_context, load_file
@@ -42,10 +42,16 @@ class DaemonConfig:
     thresholds_file: Path = DEFAULT_THRESHOLDS
     state_dir: Path = Path("/run/ioaz")
     socket: Path = Path("/run/ioaz/ioaz.sock")
-    metrics_listen: Optional[str] = "127.0.0.1:9647"
+    metrics_listen: str | None = "127.0.0.1:9647"
     history: int = 500
     thresholds: Thresholds = field(default_factory=Thresholds)
-    decide: Optional[DecideContext] = None
+    decide_context: DecideContext | None = None
+
+    @property
+    def decide(self) -> DecideContext:
+        """The loaded matrices and policies (always set once load_config returns)."""
+        assert self.decide_context is not None, "load_config() loads the decide context"
+        return self.decide_context
 
 
 class ConfigError(ValueError):
@@ -64,8 +70,8 @@ def _globs(doc: Doc, path: tuple, issues: list[Issue]) -> tuple[str, ...]:
     return tuple(v)
 
 
-def load_config(path: Optional[os.PathLike | str] = None,
-                dry_run: Optional[bool] = None) -> DaemonConfig:
+def load_config(path: os.PathLike | str | None = None,
+                dry_run: bool | None = None) -> DaemonConfig:
     """Read, check and load everything the config names (thresholds, matrices, policies)."""
     path = Path(path or DEFAULT_CONFIG)
     try:
@@ -91,7 +97,7 @@ def load_config(path: Optional[os.PathLike | str] = None,
     def number(key: str, lo: float, hi: float, integer: bool = False) -> Any:
         v = data.get(key)
         ok = isinstance(v, int if integer else (int, float)) and not isinstance(v, bool)
-        if not ok or not lo <= v <= hi:
+        if not ok or v is None or not lo <= v <= hi:
             kind = "a whole number" if integer else "a number"
             issues.append(doc.issue((key,), f"{key}: expected {kind} from {lo:g} to {hi:g}, "
                                     f"got {describe(v)}"))
@@ -159,7 +165,7 @@ def load_config(path: Optional[os.PathLike | str] = None,
     if issues:
         raise ConfigError(str(ValidationError(issues)))
     try:
-        cfg.decide = load_context(decide_cfg)
+        cfg.decide_context = load_context(decide_cfg)
     except ValidationError as e:
         raise ConfigError(str(e)) from e
     try:

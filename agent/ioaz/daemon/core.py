@@ -12,15 +12,29 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ..actuate import Actuator
 from ..actuate.types import Realisation
 from ..classify.types import WindowFeatures
-from ..decide import (Decision, DeviceState, MatrixVerdicts, Mode, initial_state,
-                      on_switch_failed, parse_scheduler_line, pause, pin, resume, set_goal, step,
-                      to_manual, unpin)
+from ..decide import (
+    Decision,
+    DeviceState,
+    MatrixVerdicts,
+    Mode,
+    initial_state,
+    on_switch_failed,
+    parse_scheduler_line,
+    pause,
+    pin,
+    resume,
+    set_goal,
+    step,
+    to_manual,
+    unpin,
+)
 from ..decide.matrix import GOALS
 from ..decide.rules import DeviceInfo
 from ..observe import Observer
@@ -40,13 +54,13 @@ class ControlError(ValueError):
 class SwitchRecord:
     time: float                 # unix time
     device: str
-    from_scheduler: Optional[str]
-    to_scheduler: Optional[str]
-    from_policy: Optional[str]
-    to_policy: Optional[str]
+    from_scheduler: str | None
+    to_scheduler: str | None
+    from_policy: str | None
+    to_policy: str | None
     reason: str
     why: str
-    stall_s: Optional[float]
+    stall_s: float | None
     ok: bool
     dry_run: bool
     errors: list[str] = field(default_factory=list)
@@ -62,19 +76,19 @@ class DeviceRecord:
 
     name: str
     state: DeviceState
-    scheduler: Optional[str] = None            # active in the kernel, read each window
+    scheduler: str | None = None            # active in the kernel, read each window
     available: tuple[str, ...] = ()
-    features: Optional[WindowFeatures] = None  # the last window
-    snapshot: Optional[DeviceSnapshot] = None  # cumulative counters (histograms for metrics)
-    decision: Optional[Decision] = None
-    decision_time: Optional[float] = None      # unix time of the last decision
+    features: WindowFeatures | None = None  # the last window
+    snapshot: DeviceSnapshot | None = None  # cumulative counters (histograms for metrics)
+    decision: Decision | None = None
+    decision_time: float | None = None      # unix time of the last decision
     switches: collections.Counter = field(default_factory=collections.Counter)  # (from,to,reason)
     stalls: list[float] = field(default_factory=list)   # seconds, every switch
     errors: int = 0
-    last_error: Optional[str] = None
+    last_error: str | None = None
 
 
-def _read(path: str) -> Optional[str]:
+def _read(path: str) -> str | None:
     try:
         with open(path) as f:
             return f.read().strip()
@@ -91,7 +105,7 @@ def device_info(name: str) -> DeviceInfo:
 
 class Daemon:
     def __init__(self, config: DaemonConfig, source: Source, actuator: Actuator,
-                 fallback_reason: Optional[str] = None,
+                 fallback_reason: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  wall: Callable[[], float] = time.time):
         self.config = config
@@ -108,9 +122,9 @@ class Daemon:
         self.provider = MatrixVerdicts(config.decide.config.matrix_rules, config.decide.matrices)
         self.started = wall()
         self.windows = 0
-        self.last_window_s: Optional[float] = None   # CPU-side duration of the last window
+        self.last_window_s: float | None = None   # CPU-side duration of the last window
         self.collector_up = True
-        self.collector_error: Optional[str] = None
+        self.collector_error: str | None = None
 
     # -- which devices ----------------------------------------------------------------
 
@@ -220,7 +234,8 @@ class Daemon:
             self._record(rec, d, before, target, ok=True, dry=True)
             return d
         raid = any(fnmatch.fnmatchcase(rec.name, g) for g in self.config.raid)
-        result = self.actuator.apply_tuned(rec.name, Realisation(target, dict(res.knobs)),
+        knobs = dict(res.knobs) if res else {}
+        result = self.actuator.apply_tuned(rec.name, Realisation(target, knobs),
                                            f, raid=raid)
         if result.ok:
             rec.state = d.state
@@ -236,10 +251,10 @@ class Daemon:
                      errors=result.errors, notes=result.notes)
         return d
 
-    def _record(self, rec: DeviceRecord, d: Decision, before: Optional[str],
-                target: Optional[str], ok: bool, dry: bool = False,
-                stall: Optional[float] = None, errors: Optional[list[str]] = None,
-                notes: Optional[list[str]] = None) -> None:
+    def _record(self, rec: DeviceRecord, d: Decision, before: str | None,
+                target: str | None, ok: bool, dry: bool = False,
+                stall: float | None = None, errors: list[str] | None = None,
+                notes: list[str] | None = None) -> None:
         sw = SwitchRecord(time=self.wall(), device=rec.name, from_scheduler=before,
                           to_scheduler=target, from_policy=d.previous, to_policy=d.policy,
                           reason=d.reason, why=d.text, stall_s=stall, ok=ok, dry_run=dry,
@@ -281,12 +296,14 @@ class Daemon:
                                f"{', '.join(sorted(self.devices)) or 'none'})")
         return rec
 
-    def control_pin(self, device: str, policy: str, duration_s: Optional[float]) -> dict:
+    def control_pin(self, device: str, policy: str, duration_s: float | None) -> dict:
         with self.lock:
             rec = self._rec(device)
-            if policy not in self.config.decide.policies.policies():
+            table = self.config.decide.policies
+            known = table.policies() if table else []
+            if policy not in known:
                 raise ControlError(f"unknown policy {policy!r} (expected one of "
-                                   f"{', '.join(sorted(self.config.decide.policies.policies()))})")
+                                   f"{', '.join(sorted(known))})")
             if duration_s is not None and duration_s <= 0:
                 raise ControlError(f"pin duration must be positive, got {duration_s}")
             rec.state = pin(rec.state, policy, self.clock(), duration_s)
@@ -383,7 +400,7 @@ class Daemon:
                     "state": rec.state.as_dict(),
                     "history": [h for h in self.history if h["device"] == device][-10:]}
 
-    def history_list(self, device: Optional[str] = None, limit: int = 50) -> list[dict]:
+    def history_list(self, device: str | None = None, limit: int = 50) -> list[dict]:
         with self.lock:
             if device is not None:
                 self._rec(device)
@@ -391,7 +408,7 @@ class Daemon:
             return items[-limit:]
 
 
-def _verdict_dict(d: Decision) -> Optional[dict[str, Any]]:
+def _verdict_dict(d: Decision) -> dict[str, Any] | None:
     v = d.verdict
     if v is None:
         return None
@@ -400,7 +417,7 @@ def _verdict_dict(d: Decision) -> Optional[dict[str, Any]]:
             if hasattr(v, k)}
 
 
-def _resolution_dict(d: Decision) -> Optional[dict[str, Any]]:
+def _resolution_dict(d: Decision) -> dict[str, Any] | None:
     r = d.resolution
     if r is None:
         return None

@@ -12,7 +12,8 @@ import signal
 import sys
 import threading
 import time
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..actuate import Actuator, StateStore
 from ..actuate.recover import recover
@@ -23,7 +24,7 @@ from .core import Daemon
 log = logging.getLogger("ioaz.daemon")
 
 
-def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="ioazd", description=__doc__.splitlines()[0])
     p.add_argument("--config", "-c", default=str(DEFAULT_CONFIG),
                    help=f"configuration file (default {DEFAULT_CONFIG})")
@@ -43,9 +44,9 @@ def setup_logging() -> None:
     logging.basicConfig(level=logging.INFO, format=fmt, stream=sys.stderr)
 
 
-def start_services(daemon: Daemon) -> list:
+def start_services(daemon: Daemon) -> list[Any]:
     """The ioazctl socket and the Prometheus endpoint, where those modules exist."""
-    started = []
+    started: list[Any] = []
     try:
         from ..api.server import start_api_server
     except ImportError:
@@ -62,7 +63,7 @@ def start_services(daemon: Daemon) -> list:
     return started
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     setup_logging()
     try:

@@ -17,8 +17,8 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 SUITES: dict[str, Callable[[argparse.Namespace], dict]] = {}
 
@@ -41,7 +41,9 @@ class Loops:
     """Loop devices over files in /dev/shm, detached on exit."""
 
     def __init__(self, n: int, size_mb: int):
-        self.n, self.size_mb, self.devs, self.files = n, size_mb, [], []
+        self.n, self.size_mb = n, size_mb
+        self.devs: list[str] = []
+        self.files: list[Path] = []
 
     def __enter__(self) -> list[str]:
         for _ in range(self.n):

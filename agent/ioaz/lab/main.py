@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 # name -> (module, one-line help). Add a line here when you add a subcommand module.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -20,7 +20,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="ioaz-lab", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -5,7 +5,7 @@ open_source() prefers the eBPF probe and falls back to /proc/diskstats, saying w
 from __future__ import annotations
 
 import logging
-from typing import Optional, Protocol
+from typing import Protocol
 
 from .snapshot import DeviceSnapshot, Snapshot
 
@@ -20,7 +20,7 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
-def open_source(prefer: str = "auto") -> tuple[Source, Optional[str]]:
+def open_source(prefer: str = "auto") -> tuple[Source, str | None]:
     """The best source available, and the reason for falling back (None when BPF loaded).
 
     prefer: "auto" (bpf, else diskstats), "bpf" (fail if unavailable), "diskstats".

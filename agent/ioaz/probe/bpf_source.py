@@ -4,13 +4,19 @@ from __future__ import annotations
 import ctypes
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Optional
 
 from . import libbpf
 from .devices import disk_of_devt
-from .layout import (DEV_STATS_SIZE, DEV_STATS_U64, PROC_KEY_SIZE, PROC_VAL_SIZE, dev_t_split,
-                     split_dev_stats)
+from .layout import (
+    DEV_STATS_SIZE,
+    DEV_STATS_U64,
+    PROC_KEY_SIZE,
+    PROC_VAL_SIZE,
+    dev_t_split,
+    split_dev_stats,
+)
 from .snapshot import DeviceSnapshot, Snapshot
 
 
@@ -63,17 +69,17 @@ class BpfSource:
 
     name = "bpf"
 
-    def __init__(self, object_path: Optional[Path] = None, seq_tolerance_sectors: int = 64):
+    def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 64):
         self.object_path = Path(object_path) if object_path else default_object_path()
         self.seq_tolerance_sectors = seq_tolerance_sectors
-        self._obj: Optional[int] = None
+        self._obj: int | None = None
         self._links: list[int] = []
         self._fds: dict[str, int] = {}
         self._ncpu = 0
 
     # -- life cycle: open -> set rodata -> load -> attach; close() undoes whatever was done --
 
-    def open(self) -> "BpfSource":
+    def open(self) -> BpfSource:
         if os.geteuid() != 0:
             raise ProbeUnavailable("not root: loading BPF needs CAP_BPF and CAP_PERFMON")
         if not os.path.exists("/sys/kernel/btf/vmlinux"):
@@ -142,7 +148,7 @@ class BpfSource:
                 out[L.bpf_program__name(prog).decode()] = int.from_bytes(info.raw[4:8], "little")
         return out
 
-    def __enter__(self) -> "BpfSource":
+    def __enter__(self) -> BpfSource:
         return self.open()
 
     def __exit__(self, *exc: object) -> None:
@@ -264,7 +270,7 @@ class BpfSource:
         return fold_partitions(by_dev.values())
 
 
-def fold_partitions(snaps: "Iterable[DeviceSnapshot]") -> Snapshot:  # noqa: F821
+def fold_partitions(snaps: Iterable[DeviceSnapshot]) -> Snapshot:
     """Name each snapshot by its whole disk and add partitions into their disk."""
     out: Snapshot = {}
     for s in snaps:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 SYS_BLOCK = "/sys/block"
 
@@ -34,7 +33,7 @@ def scheduled_disks(sys_block: str = SYS_BLOCK) -> list[str]:
     return [n for n in names if has_scheduler(n, sys_block) and size_sectors(n, sys_block) > 0]
 
 
-def devt_of(name: str, sys_block: str = SYS_BLOCK) -> Optional[tuple[int, int]]:
+def devt_of(name: str, sys_block: str = SYS_BLOCK) -> tuple[int, int] | None:
     try:
         with open(os.path.join(sys_block, name, "dev")) as f:
             major, minor = f.read().strip().split(":")
@@ -43,7 +42,7 @@ def devt_of(name: str, sys_block: str = SYS_BLOCK) -> Optional[tuple[int, int]]:
         return None
 
 
-def disk_of_devt(major: int, minor: int, sys_dev_block: str = "/sys/dev/block") -> Optional[str]:
+def disk_of_devt(major: int, minor: int, sys_dev_block: str = "/sys/dev/block") -> str | None:
     """The whole-disk name of a device number: a partition folds into its disk."""
     real = os.path.realpath(os.path.join(sys_dev_block, f"{major}:{minor}"))
     if not os.path.isdir(real):

@@ -6,7 +6,6 @@ It has no per-request view: no sequentiality (seq_ratio is null), no submitting 
 from __future__ import annotations
 
 import time
-from typing import Optional
 
 from .devices import scheduled_disks
 from .layout import LAT_SLOTS, SIZE_SLOTS
@@ -15,7 +14,7 @@ from .snapshot import DeviceSnapshot, Snapshot
 SECTOR = 512
 
 
-def parse_diskstats(text: str, t_ns: int, names: Optional[set[str]] = None) -> Snapshot:
+def parse_diskstats(text: str, t_ns: int, names: set[str] | None = None) -> Snapshot:
     """Whole disks of /proc/diskstats text (partitions are already counted in their disk)."""
     out: Snapshot = {}
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -55,7 +54,7 @@ class DiskstatsSource:
     def __init__(self, path: str = "/proc/diskstats"):
         self.path = path
 
-    def open(self) -> "DiskstatsSource":
+    def open(self) -> DiskstatsSource:
         with open(self.path):
             pass
         return self

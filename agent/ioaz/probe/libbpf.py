@@ -8,7 +8,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-from typing import Optional
 
 c_void_p = ctypes.c_void_p
 
@@ -38,7 +37,7 @@ def _load() -> ctypes.CDLL:
     raise LibbpfError(0, "libbpf.so.1 not found (Debian: apt-get install libbpf1)")
 
 
-_lib: Optional[ctypes.CDLL] = None
+_lib: ctypes.CDLL | None = None
 
 
 def lib() -> ctypes.CDLL:
@@ -84,7 +83,7 @@ def lib() -> ctypes.CDLL:
     return L
 
 
-def check_ptr(ptr: Optional[int], what: str) -> int:
+def check_ptr(ptr: int | None, what: str) -> int:
     if not ptr:
         err = ctypes.get_errno()
         raise LibbpfError(err, f"{what}: {os.strerror(err) if err else 'failed'}")
@@ -97,7 +96,7 @@ def check_int(ret: int, what: str) -> int:
     return ret
 
 
-def btf_func_proto_params(typedef_name: str) -> Optional[int]:
+def btf_func_proto_params(typedef_name: str) -> int | None:
     """Number of parameters of the function-pointer typedef `typedef_name` in the kernel's BTF.
 
     For `btf_trace_<tracepoint>` typedefs the first parameter is the tracepoint's `void *`

@@ -6,7 +6,6 @@ into WindowFeatures. Fields a source cannot measure are None.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
 
 from .layout import LAT_SLOTS, N_DIRS, SIZE_SLOTS
 
@@ -26,22 +25,22 @@ class DeviceSnapshot:
     issued_bytes: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
     completed: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
     completed_bytes: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
-    bios: Optional[int] = None
-    bios_seq: Optional[int] = None
+    bios: int | None = None
+    bios_seq: int | None = None
     bio_merges: int = 0
     rq_merges: int = 0
-    time_in_queue_ms: Optional[int] = None   # diskstats: weighted ms doing I/O
+    time_in_queue_ms: int | None = None   # diskstats: weighted ms doing I/O
     lat_sum_ns: int = 0                      # also the time-integral of requests in flight
     lat_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
     size_hist: list[int] = field(default_factory=lambda: _zeros(SIZE_SLOTS))
-    procs: Optional[dict[int, int]] = None   # tgid -> cumulative bios submitted
+    procs: dict[int, int] | None = None   # tgid -> cumulative bios submitted
 
-    def add(self, other: "DeviceSnapshot") -> None:
+    def add(self, other: DeviceSnapshot) -> None:
         """Fold another snapshot (a partition of this disk) into this one."""
         for name in ("issued", "issued_bytes", "completed", "completed_bytes",
                      "lat_hist", "size_hist"):
             mine, theirs = getattr(self, name), getattr(other, name)
-            setattr(self, name, [a + b for a, b in zip(mine, theirs)])
+            setattr(self, name, [a + b for a, b in zip(mine, theirs, strict=True)])
         for name in ("bios", "bios_seq"):
             a, b = getattr(self, name), getattr(other, name)
             if b is not None:
