@@ -1,0 +1,109 @@
+"""`ioaz-lab calibrate`: measure which policy serves which workload best on one device.
+
+    ioaz-lab calibrate --model carroll-hp72 --out hp72.csv          # a simulator device model
+    ioaz-lab calibrate --device loop3 --out loop3.csv --destructive  # a real, empty device
+
+Every workload of the grid (ioaz.learn.grid: the IOAZ categories and more: sizes, read/write
+mixes, think times, queue depths, process counts, file spacing) runs under every candidate
+(on a model: every policy the simulator has; on a device: every policy of policies.yaml whose
+realisation the kernel offers, duplicates once), and ioaz's own feature code measures it.
+One CSV row per run (ioaz.learn.dataset); an interrupted calibration resumes where it
+stopped when run again with the same --out. Progress with an ETA goes to stderr.
+
+It also writes the distance-to-service-time curve and the stream tunables fitted to it
+(Xu & Jiang 3.2) to OUT.curve.json.
+
+A real device is refused when it is mounted, held by another device (LVM, RAID, dm) or holds
+a filesystem or partition table (blkid); --destructive is required anyway, because the write
+workloads overwrite it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..learn import curve, grid
+from ..learn.dataset import DatasetWriter
+from ..learn.progress import Progress
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--model", help="simulator device model: a name (ioaz-lab sim --list) "
+                       "or a YAML file")
+    where.add_argument("--device", help="a real block device (sdX, loopN or /dev/...)")
+    p.add_argument("--out", help="dataset CSV (default calibration-NAME.csv); resumed if it "
+                   "exists")
+    p.add_argument("--quick", action="store_true", help="test sizes: few workloads, short runs")
+    p.add_argument("--workloads", type=int, help="how many workloads of the grid "
+                   "(default 120, --quick 14 on a model; 24 / 5 on a device)")
+    p.add_argument("--seconds", type=float, help="length of each run (default 8 on a model, "
+                   "4 on a device; --quick 2 / 1)")
+    p.add_argument("--reps", type=int, default=1, help="repetitions of each run")
+    p.add_argument("--seed", type=int, default=7, help="which sample of the grid")
+    p.add_argument("--candidates", help="comma-separated policies to try (default: all)")
+    p.add_argument("--destructive", action="store_true",
+                   help="allow writing to the device (its contents are destroyed)")
+    p.add_argument("--probe", choices=("auto", "bpf", "diskstats"), default="auto",
+                   help="feature source on a real device")
+
+
+def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
+    if args.quick:
+        n = args.workloads or (5 if real else 14)
+        return grid.quick(n, args.seed)
+    n = args.workloads or (24 if real else 120)
+    return grid.sample(n, args.seed)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.model:
+        return _run_model(args)
+    from ..learn import realcal
+    try:
+        return realcal.run(args, _workloads(args, real=True))
+    except realcal.Refused as e:
+        print(f"ioaz-lab calibrate: {e}", file=sys.stderr)
+        return 2
+
+
+def _run_model(args: argparse.Namespace) -> int:
+    from ..learn import simcal
+    from ..sim.devices import load_device
+    try:
+        device = load_device(args.model)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"ioaz-lab calibrate: cannot load device model {args.model!r}: {e}",
+              file=sys.stderr)
+        return 2
+    name = Path(args.model).stem
+    out = Path(args.out or f"calibration-{name}.csv")
+    cands = list(simcal.SIM_CANDIDATES)
+    if args.candidates:
+        cands = [c.strip() for c in args.candidates.split(",") if c.strip()]
+        bad = [c for c in cands if c not in simcal.SIM_CANDIDATES]
+        if bad:
+            print(f"ioaz-lab calibrate: unknown candidates {', '.join(bad)} (expected some of "
+                  f"{', '.join(simcal.SIM_CANDIDATES)})", file=sys.stderr)
+            return 2
+    seconds = args.seconds or (2.0 if args.quick else 8.0)
+    window_s = 0.5 if seconds <= 4 else 1.0
+    works = _workloads(args, real=False)
+    doc = curve.write(curve.from_model(device, name), str(out) + ".curve.json")
+    print(f"service-time curve of {name} (from the model) -> {out}.curve.json; stream "
+          f"tunables {doc['stream_tunables']}", file=sys.stderr)
+    jobs = [(w, c, r) for w in works for c in cands for r in range(args.reps)]
+    bar = Progress(len(jobs), f"calibrate {name}")
+    with DatasetWriter(out) as ds:
+        for w, c, r in jobs:
+            if (w.id, c, r) in ds.done:
+                bar.skip()
+                continue
+            row = simcal.run_one(args.model, w, c, seconds, r, window_s)
+            row.device = name
+            ds.write(row)
+            bar.step(f"{w.id} {c}")
+    print(f"{out}: {len(jobs)} runs ({bar.skipped} already there), {len(works)} workloads x "
+          f"{len(cands)} candidates x {args.reps} reps, {seconds:g} s each", file=sys.stderr)
+    return 0

@@ -1,0 +1,69 @@
+"""`ioaz-lab derive DATASET`: the decision matrix of each goal from a calibration dataset.
+
+    ioaz-lab derive hp72.csv --out-dir matrices/ [--name hp72] [--min-margin 0.02]
+
+Writes OUT_DIR/NAME-GOAL.yaml for the goals min, max, mean, throughput and latency, in the
+schema of decision_matrices/ (each file is validated before it is kept), every cell with the
+margin its policy won by and the runs behind it (ioaz.learn.derive says how). Point ioazd at
+them with a matrix rule:
+
+    decide:
+      matrix_rules:
+        - match: {name: sdb}
+          matrices: {mean: /path/NAME-mean.yaml, min: /path/NAME-min.yaml, ...}
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..classify.classes import DEFAULT_THRESHOLDS, ThresholdsError, load_thresholds
+from ..decide import validate_file
+from ..decide.matrix import GOALS
+from ..learn.dataset import DatasetError, read_rows
+from ..learn.derive import derive_table, matrix_doc, table_device, write_matrix
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dataset", help="CSV written by ioaz-lab calibrate")
+    p.add_argument("--out-dir", default=".", help="where the matrix files go")
+    p.add_argument("--name", help="matrix name prefix (default: from the dataset file name)")
+    p.add_argument("--goal", action="append", choices=GOALS,
+                   help="only these goals (repeatable; default all)")
+    p.add_argument("--min-margin", type=float, default=0.02,
+                   help="a winner needs this many share points over the runner-up (0.02 = 2)")
+    p.add_argument("--thresholds", help="class thresholds YAML (default: ioaz's)")
+
+
+def run(args: argparse.Namespace) -> int:
+    ds = Path(args.dataset)
+    try:
+        rows = read_rows(ds)
+        t = load_thresholds(Path(args.thresholds) if args.thresholds else DEFAULT_THRESHOLDS)
+    except (OSError, DatasetError, ThresholdsError) as e:
+        print(f"ioaz-lab derive: {e}", file=sys.stderr)
+        return 2
+    if not rows:
+        print(f"ioaz-lab derive: {ds}: no runs", file=sys.stderr)
+        return 2
+    name = (args.name or table_device(ds)).lower()
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    bad = 0
+    for goal in args.goal or GOALS:
+        table = derive_table(rows, goal, t, args.min_margin)
+        doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin)
+        path = out_dir / f"{name}-{goal}.yaml"
+        write_matrix(path, doc)
+        issues = validate_file(path)
+        for i in issues:
+            print(i, file=sys.stderr)
+        bad += bool(issues)
+        measured = [c for c in table.values() if not c.empty]
+        clear = sum(c.clear for c in measured)
+        print(f"{path}: goal {goal}: {len(measured)} of {len(table)} cells measured, {clear} "
+              f"with a clear winner" + (" INVALID" if issues else ""))
+        for c in sorted(measured, key=lambda c: c.key):
+            print(f"  {c.key:22s} {c.policy:13s} {'' if c.clear else '(unclear) '}{c.note()}")
+    return 1 if bad else 0

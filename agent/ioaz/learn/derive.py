@@ -1,0 +1,157 @@
+"""From a calibration dataset to decision matrices: per goal, per IOAZ class, the policy that
+served that class's workloads best, by how much it won, and on how many runs.
+
+A workload's class is the one ioaz's own classifier gives its measured features (what the
+daemon will see), by majority over the runs of the workload (each candidate's run measures it
+anew); a workload the classifier cannot judge keeps the class it was built as.
+
+Within a cell each workload counts once: every candidate's score on it is divided by the best
+score any candidate got on it, and those shares are averaged over the cell's workloads. The
+winner has the highest average share; its margin is how many points of "share of the
+per-workload best" it is ahead of the runner-up. A margin under `min_margin` is no clear
+winner: the cell still names the better policy (every cell of a matrix must name one) but its
+source says judgement and its note says why. A class no workload fell into gets the policy best
+over all workloads of the goal, also marked judgement.
+"""
+from __future__ import annotations
+
+import collections
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+from ..classify.classes import Thresholds, classify
+from ..decide.matrix import all_cell_keys
+from .dataset import Outcome, Row, best_candidate, outcomes
+
+AXES = ("processes", "pattern", "mode")
+
+
+@dataclass
+class CellResult:
+    key: str
+    policy: str
+    clear: bool
+    margin: float | None          # share points over the runner-up (0.05 = 5 points)
+    share: float | None           # winner's mean share of the per-workload best
+    runner_up: str | None
+    workloads: int
+    runs: int
+    empty: bool = False
+
+    def note(self) -> str:
+        if self.empty:
+            return ("no calibration workload fell in this class: the policy best over all "
+                    "workloads of this goal")
+        assert self.margin is not None and self.share is not None
+        runner = f" over {self.runner_up}" if self.runner_up else ""
+        head = "won" if self.clear else "no clear winner: ahead"
+        return (f"{head} by {100 * self.margin:.1f} points{runner}; {100 * self.share:.1f}% "
+                f"of the per-workload best on average; {self.workloads} workloads, "
+                f"{self.runs} runs")
+
+
+def row_class(r: Row, t: Thresholds) -> str:
+    c = classify(r.window(), t)
+    return str(c) if c is not None else r.workload_class
+
+
+def workload_classes(rows: Iterable[Row], t: Thresholds) -> dict[str, str]:
+    votes: dict[str, collections.Counter] = {}
+    built: dict[str, str] = {}
+    for r in rows:
+        votes.setdefault(r.workload, collections.Counter())[row_class(r, t)] += 1
+        built[r.workload] = r.workload_class
+    out = {}
+    for w, c in votes.items():
+        top = c.most_common()
+        best_n = top[0][1]
+        tied = sorted(k for k, n in top if n == best_n)
+        out[w] = built[w] if built[w] in tied else tied[0]
+    return out
+
+
+def shares(per: dict[str, Outcome], goal: str) -> dict[str, float]:
+    _, best = best_candidate(per, goal)
+    return {c: (o.score(goal) / best if best > 0 else 1.0) for c, o in per.items()}
+
+
+def derive_table(rows: list[Row], goal: str, t: Thresholds,
+                 min_margin: float = 0.02) -> dict[str, CellResult]:
+    outs = outcomes(rows)
+    classes = workload_classes(rows, t)
+    by_cell: dict[str, list[str]] = collections.defaultdict(list)
+    for w in outs:
+        by_cell[classes[w]].append(w)
+    policy_of = {r.candidate: r.policy for r in rows}
+    overall = _rank(outs, list(outs), goal)
+    fallback = policy_of[overall[0][0]] if overall else "deadline"
+    table = {}
+    for key in all_cell_keys(AXES):
+        ws = by_cell.get(key, [])
+        if not ws:
+            table[key] = CellResult(key, fallback, False, None, None, None, 0, 0, empty=True)
+            continue
+        ranked = _rank(outs, ws, goal)
+        win, share = ranked[0]
+        runner, rshare = ranked[1] if len(ranked) > 1 else (None, share)
+        margin = share - rshare if runner else 0.0
+        runs = sum(len(o.rows) for w in ws for o in outs[w].values())
+        table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
+                                policy_of.get(runner) if runner else None, len(ws), runs)
+    return table
+
+
+def _rank(outs: dict[str, dict[str, Outcome]], ws: list[str],
+          goal: str) -> list[tuple[str, float]]:
+    """Candidates by mean share of the per-workload best over workloads ws (a candidate that
+    did not run on a workload scores 0 there)."""
+    cands = sorted({c for w in ws for c in outs[w]})
+    total = dict.fromkeys(cands, 0.0)
+    for w in ws:
+        s = shares(outs[w], goal)
+        for c in cands:
+            total[c] += s.get(c, 0.0)
+    return sorted(((c, total[c] / len(ws)) for c in cands), key=lambda x: (-x[1], x[0]))
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path,
+               n_rows: int, min_margin: float) -> dict:
+    cite = (f"ioaz-lab calibrate dataset {dataset.name} (sha256 {_sha(dataset)}, {n_rows} "
+            f"runs), derived by ioaz-lab derive")
+    cells = {}
+    for key, c in table.items():
+        cell = {"policy": c.policy, "note": c.note()}
+        if not c.clear:
+            cell["source"] = "unclear"
+        cells[key] = cell
+    return {
+        "kind": "matrix", "name": name,
+        "description": f"Derived from a calibration of {table_device(dataset)}: goal {goal}, "
+                       f"winners with a margin of at least {100 * min_margin:g} points.",
+        "axes": list(AXES),
+        "sources": {
+            "calibration": {"cite": cite, "kind": "measured"},
+            "unclear": {"cite": cite, "kind": "judgement",
+                        "note": "no clear winner, or no runs in this class: see the cell note"},
+        },
+        "default_source": "calibration",
+        "goals": {goal: cells},
+    }
+
+
+def table_device(dataset: Path) -> str:
+    return dataset.stem.removeprefix("calibration-")
+
+
+def write_matrix(path: Path, doc: dict) -> None:
+    head = ("# Derived by `ioaz-lab derive` from a calibration dataset; each cell's note says "
+            "by how much\n# its policy won and on how many runs. Regenerate, do not edit.\n")
+    path.write_text(head + yaml.safe_dump(doc, sort_keys=False, width=100))

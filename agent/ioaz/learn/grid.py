@@ -1,0 +1,98 @@
+"""The workloads a calibration runs: the IOAZ categories and more (sizes, mixes, think times,
+queue depths, how far apart the processes' files are), each with a stable id.
+
+The id names the workload in the dataset: a resumed calibration skips (id, candidate, rep)
+rows already written, and train.py splits held-out data by id, never by row.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+from dataclasses import dataclass
+
+NPROCS = (1, 2, 4, 8, 16)
+PATTERNS = ("seq", "rand")
+OPS = ("read", "write", "mixed")
+
+
+@dataclass(frozen=True)
+class WorkSpec:
+    """One workload: nproc identical processes, each on its own file."""
+
+    nproc: int
+    pattern: str          # seq | rand
+    op: str               # read | write | mixed (70% reads)
+    size_kb: int
+    think_ms: float = 0.0
+    depth: int = 1        # 1: synchronous (one request at a time); >1: async, that many in flight
+    gap_gb: float = 1.2   # distance between the processes' files (1 GB files)
+
+    @property
+    def id(self) -> str:
+        think = f"{self.think_ms:g}".replace(".", "_")
+        gap = f"{self.gap_gb:g}".replace(".", "_")
+        return (f"{self.nproc}p-{self.pattern}-{self.op}-{self.size_kb}k-t{think}"
+                f"-d{self.depth}-g{gap}")
+
+    @property
+    def ioaz_class(self) -> str:
+        """The IOAZ category the workload was built as (the classifier may see it otherwise)."""
+        bucket = "1" if self.nproc <= 1 else "4" if self.nproc <= 4 else \
+            "8" if self.nproc <= 8 else "16+"
+        pattern = "sequential" if self.pattern == "seq" else "random"
+        mode = "write" if self.op == "write" else "read"
+        return f"{bucket}/{pattern}/{mode}"
+
+
+def ioaz_categories() -> list[WorkSpec]:
+    """IOAZ 3.3's sixteen categories, shaped as ioaz.sim.workloads.ioaz_category builds them:
+    synchronous reads (128 KiB sequential, 4 KiB random), write-back writes 8 deep."""
+    out = []
+    for n in (1, 4, 8, 16):
+        for pat in PATTERNS:
+            for op in ("read", "write"):
+                out.append(WorkSpec(n, pat, op, 128 if pat == "seq" else 4,
+                                    depth=8 if op == "write" else 1))
+    return out
+
+
+def _valid(w: WorkSpec) -> bool:
+    # A think time on an asynchronous writer is not a thing the page cache does.
+    return not (w.think_ms and w.depth > 1)
+
+
+def full_grid() -> list[WorkSpec]:
+    grid = []
+    for n, pat, op in itertools.product(NPROCS, PATTERNS, OPS):
+        sizes = (4, 128) if pat == "seq" else (4, 64)
+        for size, think, depth, gap in itertools.product(sizes, (0.0, 3.0), (1, 8),
+                                                         (1.2, 40.0)):
+            w = WorkSpec(n, pat, op, size, think, depth, gap)
+            if _valid(w):
+                grid.append(w)
+    return grid
+
+
+def sample(n: int, seed: int = 7, include_ioaz: bool = True) -> list[WorkSpec]:
+    """The IOAZ categories (when asked) plus a seeded sample of the full grid, n in all."""
+    base = ioaz_categories() if include_ioaz else []
+    seen = {w.id for w in base}
+    rest = [w for w in full_grid() if w.id not in seen]
+    random.Random(seed).shuffle(rest)
+    out = base[:n] + rest[:max(0, n - len(base))]
+    return out
+
+
+def quick(n: int = 16, seed: int = 7) -> list[WorkSpec]:
+    """Test-sized: a balanced handful across process counts, patterns and modes."""
+    rng = random.Random(seed)
+    grid = full_grid()
+    rng.shuffle(grid)
+    out: list[WorkSpec] = []
+    seen: set[tuple[int, str, str]] = set()
+    for w in grid:            # first one of each (nproc, pattern, op) ...
+        key = (w.nproc, w.pattern, w.op)
+        if key not in seen:
+            seen.add(key)
+            out.append(w)
+    return out[:n]

@@ -1,0 +1,62 @@
+"""Calibration on a simulator device model: every workload of the grid under every candidate
+policy, features from the simulator's windows (the probe's meaning), results per process."""
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from ..classify.types import WindowFeatures
+from ..sim.devices import Device, load_device
+from ..sim.engine import simulate
+from ..sim.workloads import Phase, ProcSpec, Workload
+from .dataset import FEATURES, Row
+from .grid import WorkSpec
+
+# Every policy of decision_matrices/policies.yaml the simulator implements, and its scheduler
+# there (the simulator's fifo is the papers' fcfs, its noop today's none).
+SIM_CANDIDATES: dict[str, str] = {
+    "fcfs": "fifo", "none": "noop", "deadline": "deadline", "anticipatory": "anticipatory",
+    "cfq": "cfq", "vr": "vr", "sstf": "sstf", "scan": "scan", "stream": "stream",
+    "kyber": "kyber",
+}
+
+
+def sim_workload(w: WorkSpec, seconds: float) -> Workload:
+    procs = [ProcSpec(name=f"{w.id}-{i}", op=w.op, read_fraction=0.7, pattern=w.pattern,
+                      size_kb=w.size_kb, sync=w.depth == 1, depth=w.depth, think_ms=w.think_ms,
+                      region_gb=1.0 + w.gap_gb * i, span_gb=1.0)
+             for i in range(w.nproc)]
+    return Workload(w.id, [Phase(seconds, procs, name=w.id)])
+
+
+def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
+    """One value per feature for a run: the median over its windows, the first one left out
+    (it holds the start-up transient) when there are more than two."""
+    ws = windows[1:] if len(windows) > 2 else windows
+    ws = [w for w in ws if w.requests > 0] or ws
+    out: dict[str, float | None] = {}
+    for name in FEATURES:
+        vals = [getattr(w, name) for w in ws]
+        vals = [float(v) for v in vals if v is not None]
+        out[name] = statistics.median(vals) if vals else None
+    return out
+
+
+def run_one(device_model: str, w: WorkSpec, candidate: str, seconds: float, rep: int,
+            window_s: float, device: Device | None = None) -> Row:
+    dev = device or load_device(device_model)
+    res = simulate(dev, SIM_CANDIDATES[candidate], sim_workload(w, seconds), seed=1 + rep,
+                   window_s=window_s, device_name="sim0")
+    feats = summarize_windows(res.windows)
+    return Row(workload=w.id, workload_class=w.ioaz_class, candidate=candidate,
+               policy=candidate, scheduler=SIM_CANDIDATES[candidate], knobs="", rep=rep,
+               seconds=res.sim_s, features=feats,
+               throughput_mb_s=res.throughput_mb_s, proc_min_mb_s=res.proc_min_mb_s,
+               proc_max_mb_s=res.proc_max_mb_s, proc_mean_mb_s=res.proc_mean_mb_s,
+               p50_latency_s=res.p50_latency_s, p99_latency_s=res.p99_latency_s,
+               requests=res.requests)
+
+
+def model_info(device_model: str) -> dict[str, Any]:
+    d = load_device(device_model)
+    return {"name": d.name, "capacity_sectors": d.capacity_sectors}
