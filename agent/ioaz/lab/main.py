@@ -17,6 +17,10 @@ from collections.abc import Sequence
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("ioaz.lab.bench", "run benchmark suites and print their numbers"),
     "sim": ("ioaz.lab.sim_cmd", "simulate a workload on a disk model under I/O schedulers"),
+    "calibrate": ("ioaz.lab.calibrate", "measure every candidate policy on a device or model"),
+    "derive": ("ioaz.lab.derive", "decision matrices from a calibration dataset"),
+    "train": ("ioaz.lab.train", "train a classifier from features to the best policy"),
+    "record": ("ioaz.lab.record", "record a block trace of a real device for replay in sim"),
 }
 
 

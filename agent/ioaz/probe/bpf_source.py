@@ -1,4 +1,4 @@
-"""The eBPF probe: loads bpf/build/ioaz.bpf.o through libbpf and reads its maps once a window."""
+"""The eBPF probe: loads bpf/build/ioaz.bpf.o and reads its maps once a window."""
 from __future__ import annotations
 
 import ctypes
@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from . import libbpf
+from .bpf_object import BpfObject, ProbeUnavailable, object_path, tracepoint_nargs
 from .devices import disk_of_devt
 from .layout import (
     DEV_STATS_SIZE,
@@ -19,49 +20,12 @@ from .layout import (
 )
 from .snapshot import DeviceSnapshot, Snapshot
 
-
-class ProbeUnavailable(RuntimeError):
-    """The BPF probe cannot run here; the message says why (for the fallback warning)."""
+__all__ = ["BpfSource", "ProbeUnavailable", "default_object_path", "tracepoint_nargs"]
 
 
 def default_object_path() -> Path:
     """IOAZ_BPF_OBJECT, else the build tree next to the package, else the installed copy."""
-    env = os.environ.get("IOAZ_BPF_OBJECT")
-    if env:
-        return Path(env)
-    tree = Path(__file__).resolve().parents[3] / "bpf" / "build" / "ioaz.bpf.o"
-    if tree.exists():
-        return tree
-    return Path("/usr/lib/ioaz/ioaz.bpf.o")
-
-
-class _BtfVarSecinfo(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_uint32), ("offset", ctypes.c_uint32),
-                ("size", ctypes.c_uint32)]
-
-
-# rodata setting -> the tracepoint whose argument count it carries.
-TRACEPOINT_ARGS = {
-    "nargs_bio_queue": "block_bio_queue",
-    "nargs_bio_merge": "block_bio_backmerge",
-    "nargs_rq_issue": "block_rq_issue",
-    "nargs_rq_merge": "block_rq_merge",
-}
-
-
-def tracepoint_nargs() -> dict[str, int]:
-    """Each tracepoint's argument count, read from its btf_trace_* prototype in the kernel BTF.
-
-    Linux 5.11 dropped leading arguments from the block tracepoints; the BPF side takes the last
-    argument, so it only needs the count (bcc's biolatency probes BTF the same way).
-    """
-    out = {}
-    for setting, tp in TRACEPOINT_ARGS.items():
-        n = libbpf.btf_func_proto_params(f"btf_trace_{tp}")
-        if n is None:
-            raise ProbeUnavailable(f"the kernel's BTF has no tracepoint {tp}")
-        out[setting] = n - 1  # the first parameter is the tracepoint's context
-    return out
+    return object_path("ioaz.bpf.o", env="IOAZ_BPF_OBJECT")
 
 
 class BpfSource:
@@ -71,128 +35,38 @@ class BpfSource:
 
     def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 64):
         self.object_path = Path(object_path) if object_path else default_object_path()
-        self.seq_tolerance_sectors = seq_tolerance_sectors
-        self._obj: int | None = None
-        self._links: list[int] = []
+        self.obj = BpfObject(self.object_path,
+                             {"seq_tolerance_sectors": seq_tolerance_sectors})
         self._fds: dict[str, int] = {}
         self._ncpu = 0
 
-    # -- life cycle: open -> set rodata -> load -> attach; close() undoes whatever was done --
-
     def open(self) -> BpfSource:
-        if os.geteuid() != 0:
-            raise ProbeUnavailable("not root: loading BPF needs CAP_BPF and CAP_PERFMON")
-        if not os.path.exists("/sys/kernel/btf/vmlinux"):
-            raise ProbeUnavailable("the kernel has no BTF (/sys/kernel/btf/vmlinux is missing)")
-        if not self.object_path.exists():
-            raise ProbeUnavailable(f"BPF object {self.object_path} not found (run `make bpf`)")
+        self.obj.open()
         try:
-            L = libbpf.lib()
-            nargs = tracepoint_nargs()
-            ctypes.set_errno(0)
-            self._obj = libbpf.check_ptr(
-                L.bpf_object__open_file(str(self.object_path).encode(), None),
-                f"open {self.object_path}")
-            self._set_rodata({**nargs, "seq_tolerance_sectors": self.seq_tolerance_sectors})
-            libbpf.check_int(L.bpf_object__load(self._obj), f"load {self.object_path}")
-            prog = None
-            while True:
-                prog = L.bpf_object__next_program(self._obj, prog)
-                if not prog:
-                    break
-                pname = L.bpf_program__name(prog).decode()
-                ctypes.set_errno(0)
-                self._links.append(libbpf.check_ptr(L.bpf_program__attach(prog),
-                                                    f"attach {pname}"))
-            for m in ("dev_stats", "procs"):
-                mp = libbpf.check_ptr(L.bpf_object__find_map_by_name(self._obj, m.encode()),
-                                      f"map {m}")
-                self._fds[m] = L.bpf_map__fd(mp)
-            vsize = L.bpf_map__value_size(
-                L.bpf_object__find_map_by_name(self._obj, b"dev_stats"))
+            vsize = self.obj.value_size("dev_stats")
             if vsize != DEV_STATS_SIZE:
                 raise ProbeUnavailable(f"dev_stats value is {vsize} bytes, layout.py expects "
                                        f"{DEV_STATS_SIZE}: bpf/ioaz.h and layout.py disagree")
-            self._ncpu = libbpf.check_int(L.libbpf_num_possible_cpus(), "possible CPUs")
-        except libbpf.LibbpfError as e:
+            self._fds = {m: self.obj.map_fd(m) for m in ("dev_stats", "procs")}
+            self._ncpu = libbpf.check_int(libbpf.lib().libbpf_num_possible_cpus(),
+                                          "possible CPUs")
+        except (libbpf.LibbpfError, ProbeUnavailable) as e:
             self.close()
             raise ProbeUnavailable(str(e)) from e
-        except ProbeUnavailable:
-            self.close()
-            raise
         return self
 
     def close(self) -> None:
-        if self._obj is None:
-            return
-        L = libbpf.lib()
-        for link in self._links:
-            L.bpf_link__destroy(link)
-        self._links.clear()
-        L.bpf_object__close(self._obj)
-        self._obj = None
+        self.obj.close()
         self._fds.clear()
 
     def program_ids(self) -> dict[str, int]:
-        """Kernel ids of the loaded programs (for `bpftool prog show id N`, run-time stats)."""
-        L = libbpf.lib()
-        out: dict[str, int] = {}
-        prog = None
-        while self._obj is not None:
-            prog = L.bpf_object__next_program(self._obj, prog)
-            if not prog:
-                break
-            info = ctypes.create_string_buffer(256)
-            size = ctypes.c_uint32(8)  # struct bpf_prog_info: u32 type, u32 id, ...
-            if L.bpf_obj_get_info_by_fd(L.bpf_program__fd(prog), info, ctypes.byref(size)) == 0:
-                out[L.bpf_program__name(prog).decode()] = int.from_bytes(info.raw[4:8], "little")
-        return out
+        return self.obj.program_ids()
 
     def __enter__(self) -> BpfSource:
         return self.open()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def _set_rodata(self, values: dict[str, int]) -> None:
-        """Write `const volatile` globals into .rodata before load, found by the object's BTF."""
-        L = libbpf.lib()
-        L.bpf_object__btf.restype = ctypes.c_void_p
-        L.bpf_object__btf.argtypes = [ctypes.c_void_p]
-        L.btf__name_by_offset.restype = ctypes.c_char_p
-        L.btf__name_by_offset.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
-        btf = libbpf.check_ptr(L.bpf_object__btf(self._obj), "object BTF")
-        sec_id = L.btf__find_by_name_kind(btf, b".rodata", 15)  # BTF_KIND_DATASEC
-        if sec_id < 0:
-            raise ProbeUnavailable("the BPF object has no .rodata section in its BTF")
-        sec = L.btf__type_by_id(btf, sec_id)
-        vlen = sec.contents.info & 0xFFFF
-        infos = ctypes.cast(ctypes.addressof(sec.contents) + ctypes.sizeof(sec.contents),
-                            ctypes.POINTER(_BtfVarSecinfo))
-        offsets: dict[str, tuple[int, int]] = {}
-        for i in range(vlen):
-            var = L.btf__type_by_id(btf, infos[i].type).contents
-            offsets[L.btf__name_by_offset(btf, var.name_off).decode()] = (
-                infos[i].offset, infos[i].size)
-        rodata = None
-        m = None
-        while True:
-            m = L.bpf_object__next_map(self._obj, m)
-            if not m:
-                break
-            if L.bpf_map__name(m).decode().endswith(".rodata"):
-                rodata = m
-                break
-        if rodata is None:
-            raise ProbeUnavailable("the BPF object has no .rodata map")
-        size = ctypes.c_size_t(0)
-        base = libbpf.check_ptr(L.bpf_map__initial_value(rodata, ctypes.byref(size)),
-                                ".rodata initial value")
-        for name, value in values.items():
-            if name not in offsets:
-                raise ProbeUnavailable(f"the BPF object has no setting {name}")
-            off, sz = offsets[name]
-            ctypes.memmove(base + off, int(value).to_bytes(sz, "little"), sz)
 
     # -- reading --
 
@@ -240,7 +114,7 @@ class BpfSource:
         return out
 
     def read(self) -> Snapshot:
-        if self._obj is None:
+        if not self._fds:
             raise ProbeUnavailable("probe is not open")
         per_cpu = DEV_STATS_SIZE  # already a multiple of 8
         stats = self._dump(self._fds["dev_stats"], 4, per_cpu * self._ncpu)
