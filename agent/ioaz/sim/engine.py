@@ -23,7 +23,7 @@ from ioaz.classify.types import WindowFeatures
 from ioaz.sim.devices import Device
 from ioaz.sim.request import SECTOR, Request
 from ioaz.sim.schedulers import Scheduler, make_scheduler
-from ioaz.sim.workloads import Process, Workload
+from ioaz.sim.workloads import Process, Workload, make_process
 
 Chooser = Callable[[WindowFeatures], str | None]
 
@@ -395,7 +395,7 @@ class Simulator:
         self.live = len(ph.procs)
         news = []
         for spec in ph.procs:
-            p = Process(self.next_pid, spec, self, self.seed)
+            p = make_process(self.next_pid, spec, self, self.seed)
             self.next_pid += 1
             self.procs[p.pid] = p
             self.all_procs.append(p)
