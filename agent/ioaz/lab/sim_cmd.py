@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheduler", "-s", action="append", default=None,
                    help="scheduler to run; repeat to compare (default deadline)")
     p.add_argument("--tunable", "-t", action="append", default=[], metavar="KEY=VALUE",
-                   help="scheduler tunable, e.g. rev_penalty=1 or read_expire_ms=250")
+                   help="scheduler tunable, e.g. rev_penalty=1, read_expire_ms=250, base=vr")
     p.add_argument("--duration", type=float, default=20.0,
                    help="simulated seconds (per phase for phased workloads; default 20)")
     p.add_argument("--window", type=float, default=1.0, help="feature window in seconds")
@@ -70,7 +70,7 @@ def _tunables(items: list[str]) -> dict[str, Any]:
             try:
                 out[k] = float(v)
             except ValueError:
-                raise ValueError(f"--tunable {item!r}: value is not a number") from None
+                out[k] = v  # a word, e.g. base=vr for stream
     return out
 
 
