@@ -11,7 +11,7 @@ Top level:
     thresholds: PATH               class thresholds (default decision_matrices/thresholds.yaml)
     state_dir: /run/ioaz           originals of changed devices, for restore after a crash
     socket: /run/ioaz/ioaz.sock    ioazctl's socket
-    metrics: {listen: "127.0.0.1:9647"}
+    metrics: {listen: "127.0.0.1:19647"}
     history: 500                   decisions kept for `ioazctl history`
     decide: {...}                  see decision_matrices/README.md
 Relative paths are taken from the config file's directory.
@@ -42,7 +42,7 @@ class DaemonConfig:
     thresholds_file: Path = DEFAULT_THRESHOLDS
     state_dir: Path = Path("/run/ioaz")
     socket: Path = Path("/run/ioaz/ioaz.sock")
-    metrics_listen: str | None = "127.0.0.1:9647"
+    metrics_listen: str | None = "127.0.0.1:19647"
     history: int = 500
     thresholds: Thresholds = field(default_factory=Thresholds)
     decide_context: DecideContext | None = None

@@ -259,12 +259,16 @@ class Daemon:
                           to_scheduler=target, from_policy=d.previous, to_policy=d.policy,
                           reason=d.reason, why=d.text, stall_s=stall, ok=ok, dry_run=dry,
                           errors=list(errors or []), notes=list(notes or []))
-        if ok and not dry:
+        # A new policy realised by the scheduler already running (fcfs -> none on none) is a
+        # decision, not a scheduler switch: it is logged, not counted.
+        changed = before != target
+        if ok and not dry and changed:
             rec.switches[(before or "", target or "", d.reason)] += 1
         self.history.append({**sw.as_dict(), "class": d.workload_class, "goal": d.goal,
                              "verdict": _verdict_dict(d), "features": d.features})
         res = d.resolution
-        log.info(json.dumps({"event": "switch" if ok else "switch_failed", "device": rec.name,
+        event = ("switch" if changed else "policy_change") if ok else "switch_failed"
+        log.info(json.dumps({"event": event, "device": rec.name,
                              "from": before, "to": target, "policy": d.policy,
                              "reason": d.reason, "why": d.text,
                              "realised": res.reason if res else None,
