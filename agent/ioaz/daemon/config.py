@@ -14,6 +14,10 @@ Top level:
     metrics: {listen: "127.0.0.1:19647"}
     history: 500                   decisions kept for `ioazctl history`
     decide: {...}                  see decision_matrices/README.md
+    classifier:                    optional; without it the matrices decide
+      type: model                  matrix (the default) | model
+      model: PATH                  a manifest written by `ioaz-lab train` (+ its .skops file)
+      min_confidence: 0.6          below this the model's top policy yields to the matrix
 Relative paths are taken from the config file's directory.
 """
 from __future__ import annotations
@@ -46,6 +50,10 @@ class DaemonConfig:
     history: int = 500
     thresholds: Thresholds = field(default_factory=Thresholds)
     decide_context: DecideContext | None = None
+    classifier: str = "matrix"            # matrix | model
+    model_file: Path | None = None
+    min_confidence: float = 0.6
+    model: Any = None                     # ioaz.learn.model_io.Model when classifier is model
 
     @property
     def decide(self) -> DecideContext:
@@ -88,7 +96,7 @@ def load_config(path: os.PathLike | str | None = None,
     base = path.resolve().parent
     issues: list[Issue] = []
     known = {"window_s", "dry_run", "probe", "devices", "raid", "thresholds", "state_dir",
-             "socket", "metrics", "history", "decide"}
+             "socket", "metrics", "history", "decide", "classifier"}
     for key in data:
         if key not in known:
             issues.append(doc.issue((key,), f"unknown setting {key!r} (expected one of "
@@ -172,9 +180,45 @@ def load_config(path: os.PathLike | str | None = None,
         cfg.thresholds = load_thresholds(cfg.thresholds_file)
     except ThresholdsError as e:
         raise ConfigError(str(e)) from e
+    if "classifier" in data:
+        _load_classifier(doc, cfg, base)
     if dry_run is not None:
         cfg.dry_run = cfg.dry_run or dry_run
     return cfg
+
+
+def _load_classifier(doc: Doc, cfg: DaemonConfig, base: Path) -> None:
+    """The classifier section; a model is loaded here, so a bad one refuses start-up (and a
+    reload) with FILE:LINE and the reason. scikit-learn is imported only for a model."""
+    c = doc.data["classifier"]
+    where = ("classifier",)
+    if not isinstance(c, dict) or set(c) - {"type", "model", "min_confidence"}:
+        raise ConfigError(str(doc.issue(where, "classifier: expected {type: matrix|model, "
+                                        f"model: PATH, min_confidence: 0..1}}, got {describe(c)}")))
+    kind = c.get("type", "matrix")
+    if kind not in ("matrix", "model"):
+        raise ConfigError(str(doc.issue(where + ("type",), f"classifier.type: expected matrix "
+                                        f"or model, got {describe(kind)}")))
+    conf = c.get("min_confidence", cfg.min_confidence)
+    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
+        raise ConfigError(str(doc.issue(where + ("min_confidence",), "classifier.min_confidence:"
+                                        f" expected a number from 0 to 1, got {describe(conf)}")))
+    cfg.classifier, cfg.min_confidence = kind, float(conf)
+    if kind == "matrix":
+        return
+    m = c.get("model")
+    if not isinstance(m, str) or not m:
+        raise ConfigError(str(doc.issue(where + ("model",) if "model" in c else where,
+                                        "classifier.model: expected the path of a model "
+                                        f"manifest (ioaz-lab train --out), got {describe(m)}")))
+    cfg.model_file = (base / m) if not os.path.isabs(m) else Path(m)
+    from ..learn.model_io import ModelError, load
+    try:
+        ctx = cfg.decide_context
+        policies = ctx.policies.policies() if ctx and ctx.policies else None
+        cfg.model = load(cfg.model_file, policies)
+    except ModelError as e:
+        raise ConfigError(str(doc.issue(where + ("model",), f"classifier.model: {e}"))) from e
 
 
 def _empty_doc(doc: Doc) -> Doc:

@@ -119,7 +119,7 @@ class Daemon:
         self.history: collections.deque[dict[str, Any]] = collections.deque(
             maxlen=config.history)
         self.observer = Observer(source, config.thresholds, [])
-        self.provider = MatrixVerdicts(config.decide.config.matrix_rules, config.decide.matrices)
+        self.provider = _provider(config)
         self.started = wall()
         self.windows = 0
         self.last_window_s: float | None = None   # CPU-side duration of the last window
@@ -146,6 +146,7 @@ class Daemon:
                 self._add(n)
             log.info(json.dumps({"event": "start", "devices": names,
                                  "source": self.source.name, "dry_run": self.config.dry_run,
+                                 "classifier": self.config.classifier,
                                  "config": self.config.file}))
             if self.fallback_reason:
                 log.warning(json.dumps({"event": "probe_fallback",
@@ -361,7 +362,7 @@ class Daemon:
                 raise ControlError(f"reload rejected, old configuration kept:\n{e}") from e
             self.config = new
             self.observer.thresholds = new.thresholds
-            self.provider = MatrixVerdicts(new.decide.config.matrix_rules, new.decide.matrices)
+            self.provider = _provider(new)
             log.info(json.dumps({"event": "reload", "config": new.file}))
             return {"reloaded": new.file}
 
@@ -412,13 +413,26 @@ class Daemon:
             return items[-limit:]
 
 
+def _provider(config: DaemonConfig) -> Any:
+    """The matrices; with `classifier: {type: model}` the model first, the matrices below
+    its confidence threshold (ioaz.learn.verdicts, imported only then)."""
+    matrix = MatrixVerdicts(config.decide.config.matrix_rules, config.decide.matrices)
+    if config.model is None:
+        return matrix
+    from ..learn.verdicts import ModelVerdicts
+    return ModelVerdicts(config.model, matrix, config.min_confidence)
+
+
 def _verdict_dict(d: Decision) -> dict[str, Any] | None:
     v = d.verdict
     if v is None:
         return None
-    return {k: getattr(v, k) for k in ("policy", "provider", "goal", "text", "matrix", "cell",
-                                       "cell_line", "source", "source_kind")
-            if hasattr(v, k)}
+    out = {k: getattr(v, k) for k in ("policy", "provider", "goal", "text", "matrix", "cell",
+                                      "cell_line", "source", "source_kind", "model",
+                                      "confidence") if hasattr(v, k)}
+    if hasattr(v, "candidates"):   # a model's top candidates: [[policy, probability], ...]
+        out["candidates"] = [list(c) for c in v.candidates]
+    return out
 
 
 def _resolution_dict(d: Decision) -> dict[str, Any] | None:

@@ -1,0 +1,109 @@
+"""`ioaz-lab train DATASET --goal G`: a scikit-learn classifier from a window's features to
+the best policy for goal G, evaluated on held-out workloads.
+
+    ioaz-lab train hp72.csv --goal mean --out hp72-mean.model.json [--report r.json]
+
+Tries a decision tree, a random forest, gradient boosting and logistic regression, picks by
+cross-validated performance loss (GroupKFold over workloads: a workload's runs are never split
+between training and test), and prints the held-out accuracy, the confusion matrix, and the
+share of the per-workload best performance lost when following the model, following the
+matrix derived from the same training workloads, following the model with the matrix as
+fallback below --min-confidence (what ioazd does), and always running the single best policy.
+
+Saved as OUT (a JSON manifest: goal, feature schema, labels, versions, evaluation) and a skops
+file next to it (never a pickle). ioazd uses it with:
+
+    classifier: {type: model, model: OUT, min_confidence: 0.6}
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..classify.classes import DEFAULT_THRESHOLDS, ThresholdsError, load_thresholds
+from ..decide.matrix import GOALS
+from ..learn.dataset import DatasetError, read_rows
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("dataset", help="CSV written by ioaz-lab calibrate")
+    p.add_argument("--goal", choices=GOALS, required=True)
+    p.add_argument("--out", help="model manifest to write (default DATASET-GOAL.model.json)")
+    p.add_argument("--folds", type=int, default=5, help="held-out folds over workloads")
+    p.add_argument("--min-confidence", type=float, default=0.6,
+                   help="below this the daemon falls back to the matrix (for the report)")
+    p.add_argument("--tie", type=float, default=0.005,
+                   help="candidates within this share of the best count as tied")
+    p.add_argument("--report", help="also write the report as JSON here")
+    p.add_argument("--thresholds", help="class thresholds YAML (default: ioaz's)")
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def print_report(ev: dict, fam: str, scores: dict, out=sys.stdout) -> None:
+    print(f"goal {ev['goal']}: {ev['workloads']} workloads, {ev['rows']} runs, "
+          f"{ev['folds']} held-out folds by workload", file=out)
+    print("model families (GroupKFold over all workloads; loss = share of the per-workload "
+          "best lost):", file=out)
+    for n, s in sorted(scores.items(), key=lambda kv: kv[1]["loss"]):
+        print(f"  {n:9s} loss {pct(s['loss']):>7s}  accuracy {pct(s['accuracy']):>7s}"
+              f"{'  <- kept' if n == fam else ''}", file=out)
+    print(f"held-out accuracy: {pct(ev['accuracy'])} (families per fold: "
+          f"{', '.join(ev['families_chosen'])})", file=out)
+    print("held-out performance lost against the per-workload best (mean / worst run):",
+          file=out)
+    print(f"  model:                     {pct(ev['model_loss']):>7s} / "
+          f"{pct(ev['model_loss_max'])}", file=out)
+    print(f"  derived matrix:            {pct(ev['matrix_loss']):>7s} / "
+          f"{pct(ev['matrix_loss_max'])}", file=out)
+    print(f"  model, matrix below {ev['min_confidence']:.2f}: {pct(ev['fallback_loss']):>7s} "
+          f"({pct(ev['below_confidence'])} of runs fell back)", file=out)
+    print(f"  always {ev['fixed_policy']:13s}      {pct(ev['fixed_loss']):>7s}", file=out)
+    labs = ev["labels"]
+    w = max(6, *(len(x) for x in labs)) + 1
+    print("confusion matrix (rows: best policy, columns: predicted):", file=out)
+    print(" " * w + "".join(f"{x[:w - 1]:>{w}s}" for x in labs), file=out)
+    for lab, row in zip(labs, ev["confusion"]):
+        print(f"{lab:<{w}s}" + "".join(f"{v:>{w}d}" for v in row), file=out)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import sklearn  # noqa: F401
+        import skops  # noqa: F401
+    except ImportError as e:
+        print(f"ioaz-lab train: needs scikit-learn and skops ({e}); pip install "
+              "'ioaz[learn]' (make venv installs them)", file=sys.stderr)
+        return 2
+    from ..learn import model_io, trainer
+    ds = Path(args.dataset)
+    try:
+        rows = read_rows(ds)
+        t = load_thresholds(Path(args.thresholds) if args.thresholds else DEFAULT_THRESHOLDS)
+    except (OSError, DatasetError, ThresholdsError) as e:
+        print(f"ioaz-lab train: {e}", file=sys.stderr)
+        return 2
+    n_work = len({r.workload for r in rows})
+    if n_work < 4:
+        print(f"ioaz-lab train: {ds}: {n_work} workloads; held-out evaluation needs at least 4",
+              file=sys.stderr)
+        return 2
+    ev = trainer.evaluate(rows, args.goal, t, k=args.folds, tie=args.tie,
+                          min_confidence=args.min_confidence).as_dict()
+    est, fam, scores = trainer.train_final(rows, args.goal, tie=args.tie)
+    out = Path(args.out or ds.with_name(f"{ds.stem}-{args.goal}.model.json"))
+    policy_of = {r.candidate: r.policy for r in rows}
+    report = {**ev, "family": fam, "family_scores": scores}
+    model_io.save(out, est, goal=args.goal, family=fam, policy_of=policy_of,
+                  trained_on={"dataset": ds.name, "rows": len(rows), "workloads": n_work,
+                              "devices": sorted({r.device for r in rows})},
+                  evaluation={k: v for k, v in report.items() if k != "per_workload"})
+    print_report(ev, fam, scores)
+    print(f"model -> {out} (+ {out.with_suffix('.skops').name})")
+    if args.report:
+        Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
+    return 0

@@ -1,0 +1,80 @@
+"""The feature vector a model reads: WindowFeatures -> list of floats, and its schema.
+
+The schema (names, transforms, version) is saved with every model; the daemon refuses a model
+whose schema differs from this one, because the same numbers in another order or scale would
+be silently wrong. Rates, sizes and latencies are log-scaled (their range spans decades: a
+linear model needs it, trees do not mind); a value the source cannot measure (None: diskstats
+has no seq_ratio or processes) becomes -1, outside every real value's range.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..classify.types import WindowFeatures
+
+SCHEMA_VERSION = 1
+MISSING = -1.0
+
+# (name, transform): log1p of the value in the unit given, or the ratio as it is.
+FEATURE_SCHEMA: tuple[tuple[str, str], ...] = (
+    ("iops", "log1p"),
+    ("read_bytes_per_s", "log1p_kib"),
+    ("write_bytes_per_s", "log1p_kib"),
+    ("read_ratio", "identity"),
+    ("seq_ratio", "identity"),
+    ("processes", "log1p"),
+    ("avg_depth", "log1p"),
+    ("mean_size_bytes", "log1p_kib"),
+    ("p50_latency_s", "log1p_us"),
+    ("p99_latency_s", "log1p_us"),
+    ("merge_ratio", "identity"),
+)
+SCALE = {"log1p": 1.0, "log1p_kib": 1 / 1024, "log1p_us": 1e6}
+
+
+def schema_doc() -> dict[str, Any]:
+    return {"version": SCHEMA_VERSION,
+            "features": [{"name": n, "transform": t} for n, t in FEATURE_SCHEMA],
+            "missing": MISSING}
+
+
+def transform(value: float | None, how: str) -> float:
+    if value is None or not math.isfinite(value):
+        return MISSING
+    if how == "identity":
+        return float(value)
+    return math.log1p(max(0.0, float(value)) * SCALE[how])
+
+
+def vector_from_dict(f: dict[str, float | None]) -> list[float]:
+    return [transform(f.get(n), how) for n, how in FEATURE_SCHEMA]
+
+
+def vector(w: WindowFeatures) -> list[float]:
+    return [transform(getattr(w, n), how) for n, how in FEATURE_SCHEMA]
+
+
+def schema_differences(doc: Any) -> list[str]:
+    """What differs between a saved schema and this ioaz's (empty: they match)."""
+    if not isinstance(doc, dict):
+        return [f"no feature schema (got {type(doc).__name__})"]
+    out = []
+    if doc.get("version") != SCHEMA_VERSION:
+        out.append(f"schema version {doc.get('version')!r}, this ioaz computes version "
+                   f"{SCHEMA_VERSION}")
+    got = [(f.get("name"), f.get("transform")) for f in doc.get("features") or []
+           if isinstance(f, dict)]
+    want = list(FEATURE_SCHEMA)
+    if got != want:
+        missing = [f"{n}({t})" for n, t in want if (n, t) not in got]
+        extra = [f"{n}({t})" for n, t in got if (n, t) not in want]
+        if missing:
+            out.append(f"lacks {', '.join(missing)}")
+        if extra:
+            out.append(f"has unknown {', '.join(extra)}")
+        if not missing and not extra:
+            out.append("features in another order")
+    if doc.get("missing") != MISSING:
+        out.append(f"missing values as {doc.get('missing')!r}, not {MISSING}")
+    return out

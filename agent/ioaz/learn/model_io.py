@@ -1,0 +1,168 @@
+"""Saving and loading a trained model safely: a JSON manifest next to a skops file.
+
+Never a pickle: skops rebuilds only types it knows, and beyond its own defaults we trust
+exactly the types in TRUSTED (what our model families are made of). A file asking for any other
+type is refused, whatever the manifest says. The manifest carries the goal, the feature schema
+(ioaz.learn.features; a mismatch is refused before scikit-learn is even imported), the labels
+and the policy each stands for, the versions it was trained with, the skops file's sha256, and
+the evaluation report.
+
+    model = load("hp72-mean.model.json")        # ModelError with a clear message on any problem
+    model.predict_proba_dict(vector) -> {policy: probability}
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .features import schema_differences, schema_doc
+
+FORMAT = 1
+KIND = "ioaz-model"
+# Beyond skops' defaults (scikit-learn estimators, numpy arrays): the tree structure of the
+# tree, forest and boosting families.
+TRUSTED = frozenset({"sklearn.tree._tree.Tree"})
+
+
+class ModelError(ValueError):
+    """The model file cannot be used; str() says which file and why."""
+
+
+def versions() -> dict[str, str]:
+    import numpy
+    import sklearn
+    import skops
+    try:
+        from importlib.metadata import version
+        ioaz_v = version("ioaz")
+    except Exception:
+        ioaz_v = "unknown"
+    return {"python": platform.python_version(), "scikit-learn": sklearn.__version__,
+            "skops": skops.__version__, "numpy": numpy.__version__, "ioaz": ioaz_v}
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def save(manifest_path: str | Path, estimator: Any, *, goal: str, family: str,
+         policy_of: dict[str, str], trained_on: dict[str, Any],
+         evaluation: dict[str, Any] | None = None) -> Path:
+    import skops.io as sio
+    mpath = Path(manifest_path)
+    spath = mpath.with_suffix(".skops") if mpath.suffix == ".json" else \
+        mpath.with_name(mpath.name + ".skops")
+    sio.dump(estimator, spath)
+    untrusted = set(sio.get_untrusted_types(file=spath)) - TRUSTED
+    if untrusted:   # our own families never need more: refuse to write what we would refuse
+        spath.unlink()
+        raise ModelError(f"{spath}: the estimator needs types outside the trusted set: "
+                         f"{', '.join(sorted(untrusted))}")
+    classes = [str(c) for c in estimator.classes_]
+    doc = {"kind": KIND, "format": FORMAT, "goal": goal, "family": family,
+           "skops": spath.name, "sha256": _sha(spath), "feature_schema": schema_doc(),
+           "classes": classes, "policy_of": {c: policy_of.get(c, c) for c in classes},
+           "trained_on": trained_on, "versions": versions(),
+           "evaluation": evaluation or {}}
+    mpath.write_text(json.dumps(doc, indent=1) + "\n")
+    return mpath
+
+
+@dataclass
+class Model:
+    path: str
+    goal: str
+    family: str
+    classes: list[str]
+    policy_of: dict[str, str]
+    estimator: Any
+    manifest: dict[str, Any]
+    notes: list[str]
+
+    @property
+    def name(self) -> str:
+        return f"{Path(self.path).name} ({self.family})"
+
+    def predict_proba(self, vec: list[float]) -> list[tuple[str, float]]:
+        """(policy, probability), most probable first; labels of one policy are summed."""
+        import numpy as np
+        p = self.estimator.predict_proba(np.asarray([vec], dtype=float))[0]
+        out: dict[str, float] = {}
+        for c, v in zip(self.estimator.classes_, p):
+            pol = self.policy_of.get(str(c), str(c))
+            out[pol] = out.get(pol, 0.0) + float(v)
+        return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def read_manifest(path: str | Path) -> dict[str, Any]:
+    """The manifest, checked: kind, format, feature schema. No scikit-learn needed."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except OSError as e:
+        raise ModelError(f"{p}: cannot read the model manifest: {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise ModelError(f"{p}:{e.lineno}: not a model manifest (bad JSON: {e.msg})") from e
+    if not isinstance(doc, dict) or doc.get("kind") != KIND:
+        raise ModelError(f"{p}: not an ioaz model manifest (expected kind: {KIND}, written by "
+                         "ioaz-lab train)")
+    if doc.get("format") != FORMAT:
+        raise ModelError(f"{p}: model format {doc.get('format')!r}, this ioaz reads format "
+                         f"{FORMAT}: retrain with ioaz-lab train")
+    diff = schema_differences(doc.get("feature_schema"))
+    if diff:
+        raise ModelError(f"{p}: the model's feature schema does not match this ioaz's: "
+                         f"{'; '.join(diff)}. Retrain it with `ioaz-lab train` on a dataset "
+                         "from this version")
+    for key in ("goal", "skops", "sha256", "classes", "policy_of"):
+        if key not in doc:
+            raise ModelError(f"{p}: model manifest without {key!r}")
+    return doc
+
+
+def load(path: str | Path, policies: tuple[str, ...] | None = None) -> Model:
+    p = Path(path)
+    doc = read_manifest(p)
+    if policies is not None:
+        unknown = sorted(set(doc["policy_of"].values()) - set(policies))
+        if unknown:
+            raise ModelError(f"{p}: the model predicts policies the policy table does not "
+                             f"have: {', '.join(unknown)}")
+    spath = p.parent / doc["skops"]
+    if Path(doc["skops"]).name != doc["skops"]:
+        raise ModelError(f"{p}: skops file must sit next to the manifest, got {doc['skops']!r}")
+    try:
+        digest = _sha(spath)
+    except OSError as e:
+        raise ModelError(f"{spath}: cannot read the model: {e.strerror}") from e
+    if digest != doc["sha256"]:
+        raise ModelError(f"{spath}: sha256 differs from the manifest's: the file changed "
+                         "after training; refusing it")
+    import skops.io as sio
+    try:
+        wanted = set(sio.get_untrusted_types(file=spath))
+        bad = wanted - TRUSTED
+        if bad:
+            raise ModelError(f"{spath}: refusing to load types outside the trusted set: "
+                             f"{', '.join(sorted(bad))}")
+        est = sio.load(spath, trusted=sorted(wanted))
+    except ModelError:
+        raise
+    except Exception as e:
+        raise ModelError(f"{spath}: cannot load the model: {e}") from e
+    notes = []
+    have = versions()
+    for k in ("scikit-learn", "skops", "numpy"):
+        was = doc.get("versions", {}).get(k)
+        if was and was != have[k]:
+            notes.append(f"trained with {k} {was}, running {have[k]}")
+    classes = [str(c) for c in est.classes_]
+    if classes != doc["classes"]:
+        raise ModelError(f"{spath}: its labels {classes} differ from the manifest's "
+                         f"{doc['classes']}")
+    return Model(str(p), doc["goal"], doc.get("family", "?"), classes, doc["policy_of"], est,
+                 doc, notes)

@@ -1,0 +1,218 @@
+"""Train a classifier from a window's features straight to the best policy for a goal, and
+measure what following it costs against the per-workload best, next to the derived matrix.
+
+Samples: every run of the dataset, its features as measured under the candidate that ran
+(the daemon sees features under whatever scheduler is active), labelled with the best
+candidate of its *workload*. Labels: candidates within `tie` of the best count as tied; among
+them the one that is best most often over the training workloads wins, so near-ties do not
+turn into noise.
+
+Held out by workload, never by row: the runs of one workload (all candidates, all reps) are
+all in training or all in the test fold (GroupKFold). Within each outer training fold the
+family (tree, forest, boosting, logistic) is chosen by an inner GroupKFold on the mean
+performance loss, then fitted on the whole fold; the matrix is derived from the same fold.
+"""
+from __future__ import annotations
+
+import collections
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..classify.classes import Thresholds
+from .dataset import Outcome, Row, loss, outcomes
+from .derive import derive_table, row_class
+from .features import vector_from_dict
+
+
+def families() -> dict[str, Callable[[], Any]]:
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+    return {
+        "tree": lambda: DecisionTreeClassifier(max_depth=10, min_samples_leaf=2,
+                                               random_state=0),
+        "forest": lambda: RandomForestClassifier(n_estimators=120, min_samples_leaf=1,
+                                                 random_state=0, n_jobs=1),
+        "boosting": lambda: GradientBoostingClassifier(n_estimators=60, max_depth=3,
+                                                       learning_rate=0.1, random_state=0),
+        "logistic": lambda: Pipeline([("scale", StandardScaler()),
+                                      ("logistic", LogisticRegression(max_iter=3000, C=3.0))]),
+    }
+
+
+def labels(outs: dict[str, dict[str, Outcome]], goal: str, tie: float) -> dict[str, str]:
+    """workload -> its best candidate, near-ties broken by how often a candidate is best."""
+    tied: dict[str, list[str]] = {}
+    wins: collections.Counter = collections.Counter()
+    for w, per in outs.items():
+        scores = {c: o.score(goal) for c, o in per.items()}
+        top = max(scores.values())
+        tied[w] = sorted(c for c, s in scores.items() if s >= top * (1 - tie))
+        wins.update(tied[w])
+    return {w: max(cs, key=lambda c: (wins[c], c == min(cs), c)) for w, cs in tied.items()}
+
+
+@dataclass
+class Split:
+    rows: list[Row]
+    X: list[list[float]]
+    y: list[str]
+    groups: list[str]
+
+
+def make_split(rows: list[Row], goal: str, tie: float) -> Split:
+    lab = labels(outcomes(rows), goal, tie)
+    return Split(rows, [vector_from_dict(r.features) for r in rows],
+                 [lab[r.workload] for r in rows], [r.workload for r in rows])
+
+
+def _fit(family: Callable[[], Any], s: Split) -> Any:
+    import numpy as np
+    classes = sorted(set(s.y))
+    if len(classes) == 1:             # one policy wins everything: nothing to learn
+        from sklearn.dummy import DummyClassifier
+        est = DummyClassifier(strategy="most_frequent")
+    else:
+        est = family()
+    est.fit(np.asarray(s.X, dtype=float), np.asarray(s.y))
+    return est
+
+
+def _predict(est: Any, X: list[list[float]]) -> tuple[list[str], list[float]]:
+    import numpy as np
+    a = np.asarray(X, dtype=float)
+    proba = est.predict_proba(a)
+    idx = proba.argmax(axis=1)
+    cls = list(est.classes_)
+    return [str(cls[i]) for i in idx], [float(proba[k, i]) for k, i in enumerate(idx)]
+
+
+def _losses(rows: list[Row], chosen: list[str], goal: str,
+            outs: dict[str, dict[str, Outcome]]) -> list[float]:
+    return [loss(outs[r.workload], c, goal) for r, c in zip(rows, chosen)]
+
+
+def _folds(groups: list[str], k: int, seed: int) -> list[tuple[list[int], list[int]]]:
+    from sklearn.model_selection import GroupKFold
+    uniq = sorted(set(groups))
+    k = max(2, min(k, len(uniq)))
+    gkf = GroupKFold(n_splits=k, shuffle=True, random_state=seed)
+    idx = list(range(len(groups)))
+    return [(list(a), list(b)) for a, b in gkf.split(idx, groups=groups)]
+
+
+def select_family(s: Split, goal: str, tie: float, k: int = 3,
+                  seed: int = 0) -> tuple[str, dict[str, dict[str, float]]]:
+    """The family with the lowest mean loss over an inner GroupKFold (ties: accuracy)."""
+    outs = outcomes(s.rows)
+    fams = families()
+    scores: dict[str, dict[str, float]] = {}
+    folds = _folds(s.groups, k, seed)
+    for name, fam in fams.items():
+        ls, acc = [], []
+        for tr, te in folds:
+            sub = make_split([s.rows[i] for i in tr], goal, tie)
+            est = _fit(fam, sub)
+            pred, _ = _predict(est, [s.X[i] for i in te])
+            ls += _losses([s.rows[i] for i in te], pred, goal, outs)
+            acc += [p == s.y[i] for p, i in zip(pred, te)]
+        scores[name] = {"loss": statistics.fmean(ls), "accuracy": statistics.fmean(acc)}
+    best = min(scores, key=lambda n: (scores[n]["loss"], -scores[n]["accuracy"], n))
+    return best, scores
+
+
+@dataclass
+class Evaluation:
+    goal: str
+    workloads: int
+    rows: int
+    folds: int
+    accuracy: float
+    model_loss: float               # mean share of the per-workload best lost, held-out rows
+    model_loss_max: float
+    matrix_loss: float
+    matrix_loss_max: float
+    fallback_loss: float            # model, falling back to the matrix below min_confidence
+    fixed_loss: float               # the single policy best on the training workloads
+    fixed_policy: str
+    families_chosen: list[str]
+    labels: list[str]
+    confusion: list[list[int]]      # rows: true label, columns: predicted
+    min_confidence: float
+    below_confidence: float         # share of held-out rows under min_confidence
+    per_workload: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float = 0.005,
+             min_confidence: float = 0.6, seed: int = 0) -> Evaluation:
+    """Outer GroupKFold over workloads: every workload is held out exactly once."""
+    from sklearn.metrics import confusion_matrix
+    full = make_split(rows, goal, tie)
+    outs = outcomes(rows)
+    folds = _folds(full.groups, k, seed)
+    m_loss, x_loss, f_loss, b_loss, below = [], [], [], [], 0
+    y_true, y_pred, chosen_fams = [], [], []
+    fixed_names = []
+    per_w: dict[str, dict[str, Any]] = {}
+    for tr, te in folds:
+        train = make_split([rows[i] for i in tr], goal, tie)
+        fam, _ = select_family(train, goal, tie, seed=seed)
+        chosen_fams.append(fam)
+        est = _fit(families()[fam], train)
+        test_rows = [rows[i] for i in te]
+        pred, conf = _predict(est, [full.X[i] for i in te])
+        table = derive_table(train.rows, goal, t)
+        cand_of = {r.policy: r.candidate for r in train.rows}
+        mat = [cand_of.get(table[row_class(r, t)].policy, table[row_class(r, t)].policy)
+               for r in test_rows]
+        fb = [p if c >= min_confidence else m for p, c, m in zip(pred, conf, mat)]
+        below += sum(c < min_confidence for c in conf)
+        tr_outs = outcomes(train.rows)
+        fixed = max(sorted({c for per in tr_outs.values() for c in per}),
+                    key=lambda c: sum(_share(per, c, goal) for per in tr_outs.values()))
+        fixed_names.append(fixed)
+        ml = _losses(test_rows, pred, goal, outs)
+        xl = _losses(test_rows, mat, goal, outs)
+        m_loss += ml
+        x_loss += xl
+        f_loss += _losses(test_rows, fb, goal, outs)
+        b_loss += _losses(test_rows, [fixed] * len(test_rows), goal, outs)
+        y_true += [full.y[i] for i in te]
+        y_pred += pred
+        for r, a, b in zip(test_rows, ml, xl):
+            d = per_w.setdefault(r.workload, {"model": [], "matrix": []})
+            d["model"].append(a)
+            d["matrix"].append(b)
+    labs = sorted(set(y_true) | set(y_pred))
+    cm = confusion_matrix(y_true, y_pred, labels=labs).tolist()
+    return Evaluation(
+        goal=goal, workloads=len(outs), rows=len(rows), folds=len(folds),
+        accuracy=statistics.fmean(a == b for a, b in zip(y_true, y_pred)),
+        model_loss=statistics.fmean(m_loss), model_loss_max=max(m_loss),
+        matrix_loss=statistics.fmean(x_loss), matrix_loss_max=max(x_loss),
+        fallback_loss=statistics.fmean(f_loss), fixed_loss=statistics.fmean(b_loss),
+        fixed_policy=collections.Counter(fixed_names).most_common(1)[0][0],
+        families_chosen=chosen_fams, labels=labs, confusion=cm,
+        min_confidence=min_confidence, below_confidence=below / len(rows),
+        per_workload={w: {"model": statistics.fmean(d["model"]),
+                          "matrix": statistics.fmean(d["matrix"])}
+                      for w, d in sorted(per_w.items())})
+
+
+def _share(per: dict[str, Outcome], c: str, goal: str) -> float:
+    best = max(o.score(goal) for o in per.values())
+    return per[c].score(goal) / best if c in per and best > 0 else 0.0
+
+
+def train_final(rows: list[Row], goal: str, tie: float = 0.005,
+                seed: int = 0) -> tuple[Any, str, dict[str, dict[str, float]]]:
+    """The model to ship: family chosen by GroupKFold over all workloads, fitted on all."""
+    s = make_split(rows, goal, tie)
+    fam, scores = select_family(s, goal, tie, k=5, seed=seed)
+    return _fit(families()[fam], s), fam, scores
