@@ -7,10 +7,8 @@ the reason when something the VM needs is missing on this machine.
 from __future__ import annotations
 
 import pytest
-
 import vmharness
 import vmscripts
-
 
 KERNELS = vmharness.kernels()
 

@@ -5,7 +5,6 @@ import json
 import re
 
 import pytest
-
 import vmharness
 
 pytestmark = pytest.mark.slow
@@ -84,9 +83,9 @@ def test_stream_switches_regions_far_less_than_mq_deadline(
 
 def test_stream_never_holds_a_request_past_expiry_plus_one_slice(
         functional_boot: vmharness.Boot) -> None:
-    """Run with sync_expire 100 ms and the default 124 ms slice; a 1 ms device."""
+    """sync_expire 100 ms, default 124 ms slice, 1 ms device: the longest any request stayed
+    in the scheduler (tracefs block_rq_insert to block_rq_issue, in the kernel's clock)."""
     ss = functional_boot.values("stream:stream")
-    bound_us = (100 + 124) * 1000 + 2 * 1000 + 30_000  # + two services and VM jitter
-    worst = max(int(ss[k]) for k in ("a_max_latency_us", "b_max_latency_us",
-                                      "r_max_latency_us"))
-    assert worst <= bound_us, ss
+    held_us = int(ss["max_held_us"])
+    print("stream: longest time in the scheduler", held_us, "us")
+    assert 0 < held_us <= (100 + 124) * 1000, ss

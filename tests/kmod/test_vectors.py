@@ -6,7 +6,6 @@ dispatch order is read from tracefs block_rq_issue and mapped back to the vector
 from __future__ import annotations
 
 import pytest
-
 import vmharness
 import vmscripts
 

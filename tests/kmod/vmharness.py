@@ -121,7 +121,8 @@ Q=/sys/block/nullb0/queue
 insmod /lib/modules/$(uname -r)/kernel/fs/configfs/configfs.ko
 nullb() {
     rmmod null_blk 2>/dev/null
-    insmod /lib/modules/$(uname -r)/kernel/drivers/block/null_blk/null_blk.ko "$@" || echo "null_blk load failed"
+    insmod /lib/modules/$(uname -r)/kernel/drivers/block/null_blk/null_blk.ko "$@" ||
+        echo "null_blk load failed"
     i=0; while [ ! -b /dev/nullb0 ] && [ $i -lt 50 ]; do usleep 100000; i=$((i+1)); done
 }
 sched() { echo "$1" > $Q/scheduler && { [ "$1" = none ] || echo 128 > $Q/nr_requests; }; }

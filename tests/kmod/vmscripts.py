@@ -124,9 +124,11 @@ for s in mq-deadline stream; do
   sched none; sched $s
   if [ $s = stream ]; then
     echo 134217728 > $Q/iosched/svc_full_sectors
+    echo 30000 > $Q/iosched/svc_max_us
     echo 100 > $Q/iosched/sync_expire
   fi
   trace_on
+  echo 1 > $T/events/block/block_rq_insert/enable
   iotool seq /dev/nullb0 0 4 > /tmp/a.out &
   iotool seq /dev/nullb0 67108864 4 > /tmp/b.out &
   iotool randsync /dev/nullb0 4 3 > /tmp/r.out &
@@ -136,11 +138,17 @@ for s in mq-deadline stream; do
   echo "a_$(grep reads /tmp/a.out)"; echo "a_$(grep max_latency /tmp/a.out)"
   echo "b_$(grep reads /tmp/b.out)"; echo "b_$(grep max_latency /tmp/b.out)"
   echo "r_$(grep reads /tmp/r.out)"; echo "r_$(grep max_latency /tmp/r.out)"
-  grep block_rq_issue $T/trace | awk '
-    { for (i = 1; i <= NF; i++) if ($i == "+") { s = $(i-1); n = $(i+1) } }
+  echo 0 > $T/events/block/block_rq_insert/enable
+  grep -E 'block_rq_(insert|issue)' $T/trace | awk '
+    { for (i = 1; i <= NF; i++) {
+        if ($i == "+") { s = $(i-1); n = $(i+1) }
+        if ($i ~ /^block_rq_/) { ev = $i; ts = $(i-1); sub(":", "", ts) } } }
+    ev == "block_rq_insert:" { ins[s] = ts; next }
     { r = "R"; if (s < 16777216) r = "A"; else if (s >= 67108864 && s < 83886080) r = "B" }
     { total++; if (prev != "" && r != prev) sw++; if (s != pend) seeks++; prev = r; pend = s + n }
-    END { print "issued", total; print "switches", sw + 0; print "seeks", seeks + 0 }'
+    { if (s in ins) { d = ts - ins[s]; if (d > held) held = d; delete ins[s] } }
+    END { print "issued", total; print "switches", sw + 0; print "seeks", seeks + 0;
+          printf "max_held_us %d\n", held * 1000000 }'
   for c in waits waits_paid waits_timeout waits_cut expired; do
     [ -f $Q/iosched/$c ] && echo "counter_$c $(cat $Q/iosched/$c)"
   done
