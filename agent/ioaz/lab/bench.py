@@ -35,6 +35,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=5, help="alternations with/without (probe)")
     p.add_argument("--seconds", type=float, default=4.0, help="length of each fio run")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    # report (ioaz.lab.report_suites)
+    p.add_argument("--quick", action="store_true", help="report: short runs (make test)")
+    p.add_argument("--real", action="store_true",
+                   help="report: also ioazd vs static schedulers on a loop device (root, fio)")
+    p.add_argument("--out", default="reports", help="report: output directory (default reports/)")
+    p.add_argument("--only", action="append", default=None, metavar="PART",
+                   help="report: run only this part (ioaz, carroll, xujiang, adaptive, speed, "
+                        "real); repeat for more")
 
 
 class Loops:
@@ -221,13 +229,26 @@ def _print_probe(r: dict) -> None:
           f"max {a['max_ms']:.2f} ms")
 
 
+@suite("report")
+def bench_report(args: argparse.Namespace) -> dict:
+    from .report_suites import run_report
+    return run_report(args)
+
+
+# suites that need neither root nor BPF (report needs root only with --real)
+NO_ROOT = {"report"}
+
+
 def run(args: argparse.Namespace) -> int:
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and (args.suite not in NO_ROOT or getattr(args, "real", False)):
         print("ioaz-lab bench: needs root (loop devices, BPF)", file=sys.stderr)
         return 2
     r = SUITES[args.suite](args)
     if args.json:
-        print(json.dumps(r, indent=2))
+        print(json.dumps(r, indent=2, default=str))
+    elif args.suite == "report":
+        print("\n".join(r["summary"]))
+        print(f"report: {r['report']}")
     elif args.suite == "probe":
         _print_probe(r)
     elif args.suite == "daemon":

@@ -36,7 +36,9 @@ class AgentChooser:
         if goal is not None:
             state = set_goal(state, goal)
         if start_policy is not None:
-            state = replace(state, policy=start_policy, since=0.0)
+            # the scheduler found at start was not ioaz's choice: like ioazd's initial_state
+            # (since=None) it is under no dwell limit, only hysteresis
+            state = replace(state, policy=start_policy, since=None)
         self.state = state
         self.now = 0.0
         self.decisions: list[Any] = []

@@ -1,0 +1,666 @@
+"""The simulator suites of `ioaz-lab bench report`: the papers' headline results reproduced on the
+disk models, and adaptive ioaz against every static scheduler and the per-phase oracle.
+
+Each suite adds one section to the Report and its numbers to Report.data. Sources (in
+/work/shared/seeds/): IOAZ = 004_* (Martens & Katchabaw), Carroll = 000_* ("I/O Scheduling on
+RAID"), Xu & Jiang = 002_* (Stream Scheduling).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ioaz.lab.report import Report, bars, figure
+from ioaz.sim.devices import load_device
+from ioaz.sim.engine import SimResult, Simulator
+from ioaz.sim.workloads import Phase, ProcSpec, Workload, ioaz_category, named_workload
+
+TRACE = Path(__file__).resolve().parents[3] / "tests" / "data" / "trace-phases-loop.csv"
+# Two schedulers whose goal values are this close are a tie: the model's run-to-run
+# differences between schedulers of a few tenths of a percent are not a ranking.
+TIE = 0.02
+
+
+@dataclass
+class Opts:
+    quick: bool = False
+
+    def dur(self, full: float, quick: float) -> float:
+        return quick if self.quick else full
+
+
+def run_sim(device: str, sched: str, wl: Workload, *, tunables: dict[str, Any] | None = None,
+            chooser: Any = None, keep_windows: bool = False, trace: Path | None = None,
+            **overrides: Any) -> SimResult:
+    sim = Simulator(load_device(device, **overrides), sched, wl, tunables=tunables or {},
+                    chooser=chooser, keep_windows=keep_windows)
+    if trace is not None:
+        from ioaz.sim.trace import read_trace
+
+        sim.replay(read_trace(str(trace)))
+    return sim.run()
+
+
+# ------------------------------------------------------------------------------- IOAZ tables
+
+IOAZ_SCHEDULERS = ("fcfs", "anticipatory", "deadline", "cfq")
+IOAZ_GOALS = (("min", "ioaz-table1-min.yaml", "proc_min_mb_s", 1),
+              ("max", "ioaz-table2-max.yaml", "proc_max_mb_s", 2),
+              ("mean", "ioaz-table3-mean.yaml", "proc_mean_mb_s", 3))
+IOAZ_DEVICE = "maxtor40"
+PAPER_NAME = {"fcfs": "FCFS", "anticipatory": "AS", "deadline": "DEAD", "cfq": "CFQ"}
+
+
+def _why(pattern: str, mode: str, n: int, best: str, paper: str, vals: dict[str, float]) -> str:
+    """Why the model and the paper differ on a cell, from what the model does (README, Known
+    limits) and what the paper measured; worded from the numbers of this run."""
+    lo, hi = min(vals.values()), max(vals.values())
+    if hi <= 0 or (hi - lo) / hi < TIE:
+        return (f"all four within {TIE:.0%} in the model: a tie; the paper's 5 replications "
+                "on a real disk separated what the model cannot")
+    if mode == "read" and pattern == "random":
+        return ("random sync readers, one request each, files laid next to each other: the "
+                "elevators visit the files in turn and differ by a few hundredths of a MB/s, "
+                "which the paper's real disk ranked and the model's half-turn rotation cannot")
+    if mode == "write":
+        return ("write-back in the model is a fixed-depth async stream per process and no page "
+                "cache: the paper's writes went through 2.6.11's page cache and pdflush, whose "
+                "flushing order the model does not have")
+    if best == "cfq" and pattern == "sequential":
+        return ("both idle for a sequential reader; the model's cfq time slices keep each "
+                "stream longer than AS's anticipation; the paper's 2.6.11 CFQ predates time "
+                "slices and idling (see the no-idle count)")
+    if n == 1:
+        return "one process: the schedulers differ only in their own overheads"
+    return (f"the model's {best} beats {paper} by {hi / max(vals[paper], 1e-12) - 1:.0%}; "
+            "idling keeps sequential readers' streams on the model's disk")
+
+
+def _ioaz_agreement(cats: list, cfq_key: str) -> dict[str, Any]:
+    """Agreement of the model's best with Tables 1-3, the model's CFQ being `cfq_key`."""
+    from ioaz.classify.types import WorkloadClass
+    from ioaz.decide import DEFAULT_MATRIX_DIR, load_matrix
+
+    goals: dict[str, Any] = {}
+    for goal, file, attr, number in IOAZ_GOALS:
+        m = load_matrix(DEFAULT_MATRIX_DIR / file)
+        agree = ties = 0
+        cells = []
+        for n, pat, mode, res in cats:
+            pattern = "sequential" if pat == "seq" else "random"
+            wc = WorkloadClass("16+" if n == 16 else str(n), pattern, mode)
+            cell = m.lookup(goal, wc)
+            assert cell is not None
+            paper = cell.policy
+            vals = {s: getattr(res[cfq_key if s == "cfq" else s], attr) for s in IOAZ_SCHEDULERS}
+            best = max(vals, key=lambda s: vals[s])
+            exact = best == paper
+            tie = vals[paper] >= (1 - TIE) * vals[best]
+            agree += exact
+            ties += tie and not exact
+            cells.append({"processes": wc.processes, "pattern": pattern, "mode": mode,
+                          "paper": paper, "model": best, "agree": exact, "within_tie": tie,
+                          "mb_s": vals,
+                          "why": None if exact else _why(pattern, mode, n, best, paper, vals)})
+        goals[goal] = {"table": number, "agree": agree, "ties": ties, "cells": len(cells),
+                       "detail": cells}
+    return {"goals": goals, "agree": sum(g["agree"] for g in goals.values()),
+            "ties": sum(g["ties"] for g in goals.values()),
+            "cells": sum(g["cells"] for g in goals.values())}
+
+
+def suite_ioaz(rep: Report, o: Opts) -> dict[str, Any]:
+    dur = o.dur(20.0, 4.0)
+    cats = []
+    for n in (1, 4, 8, 16):
+        for pat in ("seq", "rand"):
+            for mode in ("read", "write"):
+                res = {s: run_sim(IOAZ_DEVICE, s, ioaz_category(n, pat, mode, dur))
+                       for s in IOAZ_SCHEDULERS}
+                # the paper's kernel (2.6.11) had CFQ before time slices and idling (2.6.13)
+                res["cfq-noidle"] = run_sim(IOAZ_DEVICE, "cfq", ioaz_category(n, pat, mode, dur),
+                                            tunables={"slice_idle_ms": 0})
+                cats.append((n, pat, mode, res))
+    main = _ioaz_agreement(cats, "cfq")
+    noidle = _ioaz_agreement(cats, "cfq-noidle")
+    out: dict[str, Any] = {"device": IOAZ_DEVICE, "seconds": dur, **main,
+                           "cfq_without_idling": {k: noidle[k] for k in ("agree", "ties",
+                                                                         "cells")}}
+    tot, tot_tie, ncells = main["agree"], main["ties"], main["cells"]
+    rep.data["ioaz"] = out
+    rep.summary.append(f"IOAZ Tables 1-3 on {IOAZ_DEVICE}: the model's best scheduler is the "
+                       f"paper's in {tot}/{ncells} cells; {tot_tie} more are within "
+                       f"{TIE:.0%} (a tie); with CFQ without idling (the paper's 2.6.11 CFQ "
+                       f"had none) {noidle['agree']}/{ncells} (+{noidle['ties']} ties)")
+    s = rep.section("IOAZ: best scheduler per category and goal, beside the paper's Tables 1-3")
+    s.text(f"Every IOAZ category (1/4/8/16 processes x sequential/random x read/write, "
+           f"`ioaz-lab sim ioaz-N-PATTERN-MODE`) on the `{IOAZ_DEVICE}` model (the paper's 40 GB "
+           f"Maxtor), {dur:g} simulated seconds under each of the paper's four schedulers. The "
+           "goal is the per-process throughput: min (Table 1), max (Table 2), mean (Table 3). "
+           "*agree*: the model's best is the paper's cell; *tie*: the paper's scheduler is "
+           f"within {TIE:.0%} of the model's best. The model's cfq is the time-sliced CFQ "
+           "with idling (Linux 2.6.13 on); the paper ran 2.6.11, whose CFQ had neither, so "
+           "the agreement is also counted with the model's cfq run with slice_idle 0.")
+    rows = []
+    for label, ag in (("cfq with idling", main), ("cfq without idling", noidle)):
+        for k, g in ag["goals"].items():
+            rows.append((label, f"Table {g['table']} ({k})", g["agree"], g["ties"],
+                         g["cells"] - g["agree"] - g["ties"], g["cells"]))
+        rows.append((label, "all", ag["agree"], ag["ties"],
+                     ag["cells"] - ag["agree"] - ag["ties"], ag["cells"]))
+    s.table(["model CFQ", "goal", "agree", f"tie (<{TIE:.0%})", "differ", "cells"], rows)
+    rows_all = []
+    nd = {(g, c["processes"], c["pattern"], c["mode"]): c
+          for g, gg in noidle["goals"].items() for c in gg["detail"]}
+    for goal, g in main["goals"].items():
+        for c in g["detail"]:
+            c2 = nd[(goal, c["processes"], c["pattern"], c["mode"])]
+            res = next(r for n, p, m, r in cats
+                       if ("16+" if n == 16 else str(n)) == c["processes"]
+                       and ("sequential" if p == "seq" else "random") == c["pattern"]
+                       and m == c["mode"])
+            attr = next(a for gg, _, a, _ in IOAZ_GOALS if gg == goal)
+            rows_all.append((f"{g['table']} ({goal})", c["processes"], c["pattern"], c["mode"],
+                             PAPER_NAME[c["paper"]], PAPER_NAME[c["model"]],
+                             "yes" if c["agree"] else ("tie" if c["within_tie"] else "no"),
+                             PAPER_NAME[c2["model"]],
+                             *[c["mb_s"][x] for x in IOAZ_SCHEDULERS],
+                             getattr(res["cfq-noidle"], attr)))
+    s.table(["table", "procs", "pattern", "mode", "paper", "model", "agree",
+             "model (CFQ no idle)", *[f"{PAPER_NAME[x]} MB/s" for x in IOAZ_SCHEDULERS],
+             "CFQ no idle MB/s"], rows_all)
+    s.text("Why the disagreeing cells differ (model CFQ with idling; generated from this run's "
+           "numbers and the model's known limits, sim/README.md):")
+    seen: dict[str, list[str]] = {}
+    for goal, g in main["goals"].items():
+        for c in g["detail"]:
+            if not c["agree"]:
+                seen.setdefault(c["why"], []).append(
+                    f"{goal} {c['processes']}/{c['pattern']}/{c['mode']} "
+                    f"(paper {PAPER_NAME[c['paper']]}, model {PAPER_NAME[c['model']]})")
+    s.bullets([f"{why}: {', '.join(cs)}" for why, cs in seen.items()] or ["none"])
+    _ioaz_plot(s, out)
+    return out
+
+
+def _ioaz_plot(s: Any, out: dict[str, Any]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.8))
+    colors = {"yes": "#8fd18f", "tie": "#f2e08a", "no": "#f29a8a"}
+    cols = [("sequential", "read"), ("sequential", "write"), ("random", "read"),
+            ("random", "write")]
+    rows = ["1", "4", "8", "16+"]
+    for ax, (goal, g) in zip(axes, out["goals"].items(), strict=True):
+        by = {(c["processes"], c["pattern"], c["mode"]): c for c in g["detail"]}
+        for i, r in enumerate(rows):
+            for j, col in enumerate(cols):
+                c = by[(r, *col)]
+                k = "yes" if c["agree"] else ("tie" if c["within_tie"] else "no")
+                ax.add_patch(plt.Rectangle((j, 3 - i), 1, 1, color=colors[k]))
+                ax.text(j + 0.5, 3.5 - i, f"{PAPER_NAME[c['paper']]}\n{PAPER_NAME[c['model']]}",
+                        ha="center", va="center", fontsize=8)
+        ax.set_xlim(0, 4)
+        ax.set_ylim(0, 4)
+        ax.set_xticks([0.5, 1.5, 2.5, 3.5])
+        ax.set_xticklabels(["seq R", "seq W", "rand R", "rand W"])
+        ax.set_yticks([3.5, 2.5, 1.5, 0.5])
+        ax.set_yticklabels(rows)
+        ax.set_title(f"Table {g['table']} ({goal}): {g['agree']}/{g['cells']} agree")
+    s.plot("ioaz_tables", fig, "Each cell: the paper's choice above the model's; green agree, "
+           f"yellow within {TIE:.0%}, red differ")
+
+
+# ------------------------------------------------------------------------------- Carroll
+
+def _async_readers(depth: int, dur: float, nproc: int = 4) -> Workload:
+    """nproc processes keeping `depth` 4 KiB random reads each in flight over the whole
+    72 GB disk: the queue (and the latency) grows with depth."""
+    procs = [ProcSpec(name=f"reader-{i}", op="read", pattern="rand", size_kb=4, sync=False,
+                      depth=depth, region_gb=17.0 * i, span_gb=17.0) for i in range(nproc)]
+    return Workload(f"async-readers-{nproc}x{depth}", [Phase(dur, procs)])
+
+
+def _raid_load(dur: float) -> Workload:
+    """Eight processes, 16 KiB random I/O, 70% reads, 8 in flight each (64 outstanding)."""
+    procs = [ProcSpec(name=f"db-{i}", op="mixed", read_fraction=0.7, pattern="rand",
+                      size_kb=16, sync=False, depth=8, region_gb=20.0 * i, span_gb=20.0)
+             for i in range(8)]
+    return Workload("raid-mixed-8x8", [Phase(dur, procs)])
+
+
+def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
+    from ioaz.actuate.knob_rules import deadline_expiries
+
+    out: dict[str, Any] = {}
+    dev = "carroll-hp72"
+    dur = o.dur(20.0, 4.0)
+    # 6.1: SSTF and SCAN (V(R) with rev_penalty 1 and 0) near-identical
+    wls = ["ioaz-4-rand-read", "ioaz-16-rand-read", "database", "postmark"]
+    sstf_scan = []
+    for w in wls:
+        a = run_sim(dev, "sstf", named_workload(w, dur))
+        b = run_sim(dev, "scan", named_workload(w, dur))
+        sstf_scan.append({"workload": w, "sstf_mb_s": a.throughput_mb_s,
+                          "scan_mb_s": b.throughput_mb_s,
+                          "ratio": a.throughput_mb_s / max(b.throughput_mb_s, 1e-12)})
+    a = run_sim(dev, "sstf", _async_readers(32, dur))
+    b = run_sim(dev, "scan", _async_readers(32, dur))
+    sstf_scan.append({"workload": "4 async readers x 32", "sstf_mb_s": a.throughput_mb_s,
+                      "scan_mb_s": b.throughput_mb_s,
+                      "ratio": a.throughput_mb_s / max(b.throughput_mb_s, 1e-12)})
+    out["sstf_vs_scan"] = sstf_scan
+    worst = max(abs(r["ratio"] - 1) for r in sstf_scan)
+    rep.summary.append(f"Carroll 6.1: SSTF/SCAN throughput within {worst:.1%} on every "
+                       f"workload on {dev}")
+
+    # 5.1.1: deadline degrades to FIFO once latency passes its expiry; the expiry-scaling rule
+    depths = [4, 64, 256] if o.quick else [1, 4, 16, 32, 64, 128, 256]
+    b1 = {"fifo_batch": 1}
+    sweep = []
+    for d in depths:
+        row: dict[str, Any] = {"outstanding": 4 * d}
+        for s in ("fifo", "deadline", "sstf"):
+            row[s] = run_sim(dev, s, _async_readers(d, dur)).iops
+        r = run_sim(dev, "deadline", _async_readers(d, dur), tunables=b1, keep_windows=True)
+        row["deadline_b1"] = r.iops
+        row["deadline_p99_ms"] = (r.p99_latency_s or 0) * 1e3
+        # what ioazd sees: the probe's p99 is issue-to-completion, per window
+        win_p99 = max((w.p99_latency_s or 0.0) for w in r.windows) if r.windows else None
+        row["probe_p99_ms"] = (win_p99 or 0) * 1e3
+        rule = deadline_expiries(win_p99)
+        app = deadline_expiries(r.p99_latency_s)
+        row["rule_read_expire_ms"] = rule.get("read_expire")
+        row["app_read_expire_ms"] = app.get("read_expire")
+        for key, exp in (("deadline_b1_rule", rule), ("deadline_b1_app", app)):
+            row[key] = run_sim(dev, "deadline", _async_readers(d, dur), tunables={
+                **b1, "read_expire_ms": exp["read_expire"],
+                "write_expire_ms": exp["write_expire"]}).iops if exp else row["deadline_b1"]
+        sweep.append(row)
+    out["deadline_fifo"] = sweep
+    deep = sweep[-1]
+    rep.summary.append(
+        f"Carroll 5.1.1 at {deep['outstanding']} outstanding reads (p99 "
+        f"{deep['deadline_p99_ms']:.0f} ms > 500 ms expiry), IOPS relative to SSTF: FIFO "
+        f"{deep['fifo'] / deep['sstf']:.2f}, deadline {deep['deadline'] / deep['sstf']:.2f} "
+        f"(fifo_batch 16), {deep['deadline_b1'] / deep['sstf']:.2f} (fifo_batch 1: the "
+        f"collapse); expiry scaled from the application's p99 "
+        f"{deep['deadline_b1_app'] / deep['sstf']:.2f}, from the probe's issue-to-completion "
+        f"p99 {deep['deadline_b1_rule'] / deep['sstf']:.2f}")
+
+    # 5.4: controller queue depth on RAID
+    qds = [1, 8, 32] if o.quick else [1, 2, 4, 8, 16, 32, 64, 128]
+    raid: dict[str, dict[int, float]] = {}
+    for arr in ("raid0-carroll", "raid5-carroll", "raid10-carroll"):
+        raid[arr] = {q: run_sim(arr, "deadline", _raid_load(dur), queue_depth=q).throughput_mb_s
+                     for q in qds}
+    out["raid_queue_depth"] = raid
+    best_q = {a: max(v, key=lambda q: v[q]) for a, v in raid.items()}
+    rep.data["carroll"] = out
+
+    s = rep.section("Carroll: SSTF vs SCAN, deadline's collapse to FIFO, RAID queue depth")
+    s.text(f"**SSTF and SCAN (6.1).** V(R) with rev_penalty 1 (SSTF) and 0 (SCAN) on `{dev}` "
+           f"(Carroll Table 4.3's HP disk), {dur:g} s each. Carroll found the two "
+           "near-identical on every benchmark.")
+    s.table(["workload", "SSTF MB/s", "SCAN MB/s", "SSTF/SCAN"],
+            [(r["workload"], r["sstf_mb_s"], r["scan_mb_s"], r["ratio"]) for r in sstf_scan],
+            digits=3)
+    s.text("**Deadline degrading to FIFO (5.1.1) and the expiry-scaling fix (6.4, "
+           "`ioaz.actuate.knob_rules.deadline_expiries`: read_expire = 2 x p99, at least "
+           "500 ms).** Four processes keep D random 4 KiB reads each in flight over the whole "
+           "disk. Once requests wait longer than read_expire (500 ms) nearly all are expired: "
+           "deadline serves the oldest, then continues in sector order for the rest of a "
+           "batch of fifo_batch. With the default fifo_batch 16 that sorted continuation keeps "
+           "the model's deadline within a few percent of SSTF, so the collapse does not show; "
+           "with fifo_batch 1 every request is the oldest one and deadline falls to FIFO, as "
+           "Carroll measured. The fix's input matters: ioazd's probe measures "
+           "issue-to-completion latency, which on a disk without command queueing is one "
+           "service time however long the scheduler's queue, so the rule as ioazd feeds it "
+           "(*rule*) leaves read_expire at 500 ms; scaled from the latency the application "
+           "sees (submit to completion, *app p99*) the expiry moves above the queueing delay "
+           "and deadline sorts again.")
+    s.table(["outstanding", "FIFO IOPS", "SSTF IOPS", "deadline IOPS", "deadline b1 IOPS",
+             "b1 p99 ms", "probe p99 ms", "rule read_expire", "b1 (rule)",
+             "app read_expire", "b1 (app p99)"],
+            [(r["outstanding"], r["fifo"], r["sstf"], r["deadline"], r["deadline_b1"],
+              r["deadline_p99_ms"], r["probe_p99_ms"], r["rule_read_expire_ms"],
+              r["deadline_b1_rule"], r["app_read_expire_ms"], r["deadline_b1_app"])
+             for r in sweep], digits=1)
+    fig, ax = figure()
+    xs = [r["outstanding"] for r in sweep]
+    for k, lab in (("fifo", "FIFO"), ("sstf", "SSTF"), ("deadline", "deadline (batch 16)"),
+                   ("deadline_b1", "deadline (batch 1, 500 ms)"),
+                   ("deadline_b1_app", "deadline (batch 1, expiry 2x app p99)")):
+        ax.plot(xs, [r[k] for r in sweep], marker="o", label=lab)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("outstanding requests")
+    ax.set_ylabel("IOPS")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    s.plot("carroll_deadline_fifo", fig, f"Deadline vs FIFO and SSTF as the queue grows ({dev})")
+    s.text(f"**Controller queue depth on RAID (5.4).** Deadline on four-disk arrays of the same "
+           f"disk, 8 processes x 8 outstanding 16 KiB random requests (70% reads), {dur:g} s per "
+           f"depth. Carroll found 32 best on average over his setups (too shallow costs much, "
+           f"too deep little). Best depth here: "
+           + ", ".join(f"{a} {q}" for a, q in best_q.items()) + ".")
+    s.table(["array", *[f"qd {q}" for q in qds]],
+            [(a, *[v[q] for q in qds]) for a, v in raid.items()])
+    fig, ax = figure()
+    for a, v in raid.items():
+        ax.plot(qds, [v[q] for q in qds], marker="o", label=a)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("controller queue depth")
+    ax.set_ylabel("MB/s")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    s.plot("carroll_raid_queue_depth", fig, "Throughput against controller queue depth")
+    return out
+
+
+# ------------------------------------------------------------------------------- Xu & Jiang
+
+def suite_xujiang(rep: Report, o: Opts) -> dict[str, Any]:
+    dur = o.dur(20.0, 5.0)
+    dev = "wd500"
+    scheds = ["noop", "deadline", "stream"] if o.quick else \
+        ["noop", "deadline", "fcfs", "anticipatory", "cfq", "sstf", "stream"]
+    res = {s: run_sim(dev, s, named_workload("par-read", dur)) for s in scheds}
+    thr = {s: r.throughput_mb_s for s, r in res.items()}
+    out: dict[str, Any] = {
+        "device": dev, "seconds": dur, "mb_s": thr,
+        "stream_vs_deadline": thr["stream"] / thr["deadline"],
+        "stream_vs_noop": thr["stream"] / thr["noop"],
+        "proc_min_mb_s": {s: r.proc_min_mb_s for s, r in res.items()}}
+    think = []
+    if not o.quick:
+        for t in (0.0, 0.1, 0.2):
+            wl = named_workload("par-read-buffered", dur)
+            for ph in wl.phases:
+                ph.procs = [replace(p, think_ms=t) for p in ph.procs]
+            a = run_sim(dev, "stream", wl)
+            b = run_sim(dev, "noop", wl)
+            think.append({"think_ms": t, "stream": a.throughput_mb_s, "noop": b.throughput_mb_s,
+                          "ratio": a.throughput_mb_s / max(b.throughput_mb_s, 1e-12)})
+    out["buffered_think"] = think
+    rep.data["xujiang"] = out
+    rep.summary.append(f"Xu & Jiang par-read on {dev}: stream {thr['stream']:.1f} MB/s = "
+                       f"{out['stream_vs_deadline']:.2f}x deadline, {out['stream_vs_noop']:.2f}x "
+                       "noop (paper: 3.2x; target >= 2.5x)")
+    s = rep.section("Xu & Jiang: par-read under stream, deadline and noop")
+    s.text(f"Four synchronous readers, 4 KiB requests, 1 GB files 50 GB apart, think time 0 "
+           f"(`ioaz-lab sim par-read --device {dev}`), {dur:g} simulated seconds. The paper "
+           "(Figure 3) measured 3.2x for stream over the others; noop gave 16.0 MB/s.")
+    s.table(["scheduler", "MB/s", "x deadline", "slowest process MB/s"],
+            [(k, v, v / thr["deadline"], out["proc_min_mb_s"][k]) for k, v in thr.items()])
+    if think:
+        s.text("Through the page cache (`par-read-buffered`, 128 KiB read-ahead) against the "
+               "readers' think time: stream's advantage shrinks as the streams break (3.3).")
+        s.table(["think ms", "stream MB/s", "noop MB/s", "stream/noop"],
+                [(r["think_ms"], r["stream"], r["noop"], r["ratio"]) for r in think])
+    fig, ax = figure()
+    bars(ax, list(thr), list(thr.values()), "MB/s", highlight=["stream"])
+    ax.set_title(f"par-read on {dev}")
+    s.plot("xujiang_par_read", fig, "par-read throughput per scheduler")
+    return out
+
+
+# ------------------------------------------------------------------------------- adaptive
+
+def phases_office(phase_s: float = 60.0) -> Workload:
+    """A second phase-changing mix: postmark, 8 sequential readers (a backup), a database,
+    4 sequential writers."""
+    parts = [named_workload("postmark", phase_s), ioaz_category(8, "seq", "read", phase_s),
+             named_workload("database", phase_s), ioaz_category(4, "seq", "write", phase_s)]
+    return Workload("phases-office", [replace(p.phases[0]) for p in parts])
+
+
+def _mix(name: str, phase_s: float) -> Workload:
+    return phases_office(phase_s) if name == "phases-office" else named_workload(name, phase_s)
+
+
+GOAL_METRIC = {"throughput": "throughput_mb_s", "mean": "proc_mean_mb_s"}
+ADAPTIVE_DEVICE = "wd500"
+START = "deadline"   # what Debian runs on a rotational disk
+
+
+def _metric(r: SimResult, goal: str) -> float:
+    return float(getattr(r, GOAL_METRIC[goal]))
+
+
+def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
+    from ioaz.sim.adaptive import AgentChooser
+
+    dev = ADAPTIVE_DEVICE
+    statics = ["fcfs", "deadline", "anticipatory", "cfq", "vr", "stream"] if o.quick else \
+        ["fcfs", "noop", "deadline", "anticipatory", "cfq", "vr", "sstf", "stream", "kyber"]
+    mixes = [("phases", 10.0)] if o.quick else \
+        [("phases", 10.0), ("phases", 60.0), ("phases-office", 60.0)]
+    goals = ("throughput", "mean")
+    out: dict[str, Any] = {"device": dev, "start": START, "mixes": []}
+    for mix, phase_s in mixes:
+        wl = _mix(mix, phase_s)
+        whole = {s: run_sim(dev, s, _mix(mix, phase_s), keep_windows=True) for s in statics}
+        per_phase = [{s: run_sim(dev, s, Workload(f"{mix}/{i}", [ph])) for s in statics}
+                     for i, ph in enumerate(wl.phases)]
+        for goal in goals:
+            d0 = load_device(dev)
+            ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512,
+                              start_policy=START)
+            ad = run_sim(dev, START, _mix(mix, phase_s), chooser=ch, keep_windows=True)
+            # the per-phase oracle: each phase run alone under its best static scheduler for
+            # this goal, no switch cost: an upper bound for any chooser
+            picks = [max(pp, key=lambda s, pp=pp: _metric(pp[s], goal)) for pp in per_phase]
+            runs = [pp[p] for pp, p in zip(per_phase, picks, strict=True)]
+            o_thr = sum(r.bytes for r in runs) / sum(r.sim_s for r in runs) / 1e6
+            o_procs = [v for r in runs for v in r.proc_mb_s.values()]
+            oracle = {"throughput": o_thr, "mean": sum(o_procs) / len(o_procs)}[goal]
+            vals = {s: _metric(r, goal) for s, r in whole.items()}
+            best = max(vals, key=lambda s: vals[s])
+            a = _metric(ad, goal)
+            classes = []
+            for ph_i in range(len(wl.phases)):
+                ds = [d for d in ch.decisions
+                      if ph_i * phase_s < d.now <= (ph_i + 1) * phase_s]
+                last = ds[-1] if ds else None
+                wcl = last.workload_class if last else None
+                classes.append({
+                    "phase": wl.phases[ph_i].name, "oracle": picks[ph_i],
+                    "class": "/".join(wcl.values()) if wcl else None,
+                    "policy_at_end": last.policy if last else None})
+            out["mixes"].append({
+                "mix": mix, "phase_s": phase_s, "goal": goal, "metric": GOAL_METRIC[goal],
+                "static": vals, "best_static": best, "best_static_value": vals[best],
+                "adaptive": a, "oracle": oracle,
+                "vs_best_static": a / vals[best] if vals[best] else None,
+                "vs_oracle": a / oracle if oracle else None,
+                "switches": [{k: sw[k] for k in ("t", "from", "to", "drain_s")}
+                             for sw in ad.switches],
+                "phases": classes,
+                "adaptive_p99_ms": (ad.p99_latency_s or 0) * 1e3,
+                "best_static_p99_ms": (whole[best].p99_latency_s or 0) * 1e3})
+            if goal == "throughput" and mix == mixes[-1][0] and phase_s == mixes[-1][1]:
+                _timeline(rep, out, ad, whole[best], best, mix, phase_s)
+    out["trace"] = _trace_runs(o, statics)
+    rep.data["adaptive"] = out
+    for m in out["mixes"]:
+        rep.summary.append(
+            f"adaptive on {m['mix']} ({m['phase_s']:g} s phases, goal {m['goal']}): "
+            f"{m['adaptive']:.2f} vs best static {m['best_static']} {m['best_static_value']:.2f}"
+            f" ({m['vs_best_static']:.0%}) and per-phase oracle {m['oracle']:.2f} "
+            f"({m['vs_oracle']:.0%})")
+    _adaptive_section(rep, out, statics)
+    return out
+
+
+def _timeline(rep: Report, out: dict[str, Any], ad: SimResult, st: SimResult, best: str,
+              mix: str, phase_s: float) -> None:
+    fig, ax = figure(8, 3.4)
+    for r, lab in ((st, f"static {best}"), (ad, "adaptive ioaz")):
+        ys = [(w.read_bytes_per_s + w.write_bytes_per_s) / 1e6 for w in r.windows]
+        ax.plot([i * 1.0 for i in range(1, len(ys) + 1)], ys, label=lab,
+                drawstyle="steps-pre")
+    for sw in ad.switches:
+        ax.axvline(sw["t"], color="grey", ls=":", lw=1)
+        ax.text(sw["t"], ax.get_ylim()[1] * 0.95, sw["to"], rotation=90, fontsize=7,
+                va="top", ha="right")
+    ax.set_xlabel("simulated seconds")
+    ax.set_ylabel("MB/s per window")
+    ax.legend(loc="upper left")
+    out["timeline_plot"] = "adaptive_timeline.png"
+    out["_timeline_fig"] = (fig, f"{mix}, {phase_s:g} s phases: adaptive ioaz (goal "
+                                 f"throughput) against the best static scheduler, per window")
+
+
+def _trace_runs(o: Opts, statics: list[str]) -> dict[str, Any]:
+    """The recorded trace (tests/data/trace-phases-loop.csv, a fio run on a loop device)
+    replayed open loop: every scheduler moves the same bytes, so the comparison is latency."""
+    from ioaz.sim.adaptive import AgentChooser
+
+    if not TRACE.exists():
+        return {"skipped": f"{TRACE} not found"}
+    dev = ADAPTIVE_DEVICE
+    empty = Workload("trace", [])
+    res = {s: run_sim(dev, s, empty, trace=TRACE) for s in statics}
+    out: dict[str, Any] = {"file": str(TRACE.name), "device": dev, "static": {}, "adaptive": {}}
+    for s, r in res.items():
+        out["static"][s] = {"mb_s": r.throughput_mb_s, "p50_ms": (r.p50_latency_s or 0) * 1e3,
+                            "p99_ms": (r.p99_latency_s or 0) * 1e3, "requests": r.requests}
+    for goal in ("throughput", "latency"):
+        d0 = load_device(dev)
+        ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512, start_policy=START)
+        r = run_sim(dev, START, empty, chooser=ch, trace=TRACE)
+        out["adaptive"][goal] = {"mb_s": r.throughput_mb_s,
+                                 "p50_ms": (r.p50_latency_s or 0) * 1e3,
+                                 "p99_ms": (r.p99_latency_s or 0) * 1e3,
+                                 "requests": r.requests,
+                                 "switches": [f"{sw['t']:.0f}s {sw['from']}->{sw['to']}"
+                                              for sw in r.switches]}
+    best = min(out["static"], key=lambda s: out["static"][s]["p99_ms"])
+    out["best_static_p99"] = best
+    return out
+
+
+def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> None:
+    s = rep.section("Adaptive ioaz against every static scheduler and the per-phase oracle")
+    s.text(f"ioaz's own classify + decide code (`ioaz.sim.adaptive.AgentChooser`, the ioazd "
+           f"defaults: 1 s windows, 3-window hysteresis, 5 s dwell after its own switches, 2 s "
+           f"cooldown, 12 switches per hour) chooses the scheduler each window on the "
+           f"`{out['device']}` model, starting from {START}; every switch drains the queue "
+           "(IOAZ 4.3). Goal *throughput* uses `rotational-throughput.yaml` and is judged by "
+           "the total MB/s; goal *mean* uses IOAZ Table 3 and is judged by the mean "
+           "per-process MB/s. The per-phase oracle runs each phase alone under the best static "
+           "scheduler for it, with no switch cost: an upper bound no chooser that has to "
+           "observe first can reach. Mixes: `phases` = par-read, 16 random readers, 1 "
+           "sequential writer, 4 sequential readers; `phases-office` = postmark, 8 sequential "
+           "readers, a database mix, 4 sequential writers.")
+    rows = []
+    for m in out["mixes"]:
+        rows.append((m["mix"], m["phase_s"], m["goal"], m["adaptive"],
+                     f"{m['best_static']} {m['best_static_value']:.2f}", m["oracle"],
+                     f"{m['vs_best_static']:.0%}", f"{m['vs_oracle']:.0%}",
+                     len(m["switches"])))
+    s.table(["mix", "phase s", "goal", "adaptive", "best static", "oracle", "vs static",
+             "vs oracle", "switches"], rows)
+    s.table(["mix", "phase s", "goal", *statics],
+            [(m["mix"], m["phase_s"], m["goal"], *[m["static"][x] for x in statics])
+             for m in out["mixes"]])
+    s.text("What the agent saw and chose in each phase (class and policy in force at the "
+           "phase's end) against the oracle's pick:")
+    s.table(["mix", "phase s", "goal", "phase", "class", "ioaz policy", "oracle"],
+            [(m["mix"], m["phase_s"], m["goal"], p["phase"], p["class"], p["policy_at_end"],
+              p["oracle"]) for m in out["mixes"] for p in m["phases"]])
+    s.text("Where adaptive falls short, and why (from the numbers above):")
+    notes = []
+    for m in out["mixes"]:
+        if m["vs_best_static"] >= 1.0 and m["vs_oracle"] >= 0.95:
+            continue
+        wrong = [p for p in m["phases"] if p["policy_at_end"] != p["oracle"]]
+        why = []
+        if wrong:
+            why.append("the matrix's policy differs from the model's best in "
+                       + ", ".join(f"'{p['phase']}' ({p['class']}: {p['policy_at_end']}, "
+                                   f"best {p['oracle']})" for p in wrong))
+        why.append(f"each change of phase costs the windows the agent needs to see it: "
+                   f"{len(m['switches'])} switches, each at least 3 windows (hysteresis) after "
+                   f"the change, out of {m['phase_s']:g} s phases")
+        if m["best_static_value"] >= 0.97 * m["oracle"]:
+            why.append(f"{m['best_static']} alone is within "
+                       f"{1 - m['best_static_value'] / m['oracle']:.0%} of the oracle: no phase "
+                       "gains much from leaving it, so every reaction delay is pure loss")
+        notes.append(f"{m['mix']} {m['phase_s']:g} s, goal {m['goal']}: " + "; ".join(why))
+    s.bullets(notes or ["none: adaptive matches the best static scheduler on every mix and "
+                        "reaches 95% of the oracle"])
+    fig_cap = out.pop("_timeline_fig", None)
+    if fig_cap:
+        s.plot("adaptive_timeline", *fig_cap)
+    fig, ax = figure(8, 3.6)
+    ms = [m for m in out["mixes"] if m["goal"] == "throughput"]
+    width = 0.8 / (len(statics) + 2)
+    labels = [*statics, "adaptive", "oracle"]
+    for j, lab in enumerate(labels):
+        ys = [(m["static"][lab] if lab in m["static"] else m[lab]) / m["oracle"] for m in ms]
+        ax.bar([i + j * width for i in range(len(ms))], ys, width, label=lab)
+    ax.set_xticks([i + 0.4 for i in range(len(ms))])
+    ax.set_xticklabels([f"{m['mix']} {m['phase_s']:g}s" for m in ms])
+    ax.set_ylabel("throughput / oracle")
+    ax.legend(fontsize=7, ncol=4)
+    ax.grid(axis="y", alpha=0.3)
+    s.plot("adaptive_mixes", fig, "Total throughput relative to the per-phase oracle")
+    t = out["trace"]
+    if "skipped" in t:
+        s.text(f"Recorded trace: skipped ({t['skipped']}).")
+        return
+    s.text(f"**Recorded trace** `tests/data/{t['file']}` (recorded with `ioaz-lab record` from a "
+           "loop device while fio ran `tests/data/trace-phases-loop.fio`: 4 sequential readers, "
+           "then 8 random readers, then one sequential writer, rate-capped), replayed open loop "
+           f"on `{t['device']}`. Every scheduler serves the same requests at the same times, so "
+           "throughput is the trace's; the difference is latency.")
+    rows = [(k, v["mb_s"], v["p50_ms"], v["p99_ms"], "") for k, v in t["static"].items()]
+    rows += [(f"adaptive ({g})", v["mb_s"], v["p50_ms"], v["p99_ms"], ", ".join(v["switches"]))
+             for g, v in t["adaptive"].items()]
+    s.table(["scheduler", "MB/s", "p50 ms", "p99 ms", "switches"], rows)
+
+
+# ------------------------------------------------------------------------------- speed
+
+def suite_speed(rep: Report, o: Opts) -> dict[str, Any]:
+    from ioaz.sim.speed import TARGET_REQ_PER_S, measure
+
+    rows = measure(1.0 if o.quick else 5.0, 1 if o.quick else 3)
+    out = {"cases": rows, "target": TARGET_REQ_PER_S}
+    rep.data["speed"] = out
+    hdd = [r for r in rows if "HDD" in r["case"]]
+    rep.summary.append("simulator speed (CPU time of one core): "
+                       + ", ".join(f"{r['case']} {r['requests_per_cpu_s']:,.0f} req/s"
+                                   for r in hdd)
+                       + f"; fastest case {max(r['requests_per_cpu_s'] for r in rows):,.0f}")
+    s = rep.section("Simulator speed")
+    s.text("`ioaz-lab sim --bench`: simulated requests per second of wall time and of the "
+           f"process's CPU time (the speed on one core whatever else the machine runs); target "
+           f"{TARGET_REQ_PER_S:,} per second. " + ("Quick run: 1 simulated second per case, once."
+                                                   if o.quick else "5 s per case, best of 3."))
+    s.table(["case", "requests", "wall s", "req/s wall", "req/s CPU"],
+            [(r["case"], r["requests"], r["wall_s"], r["requests_per_wall_s"],
+              r["requests_per_cpu_s"]) for r in rows], digits=0)
+    return out
+
+
+SIM_SUITES = {"ioaz": suite_ioaz, "carroll": suite_carroll, "xujiang": suite_xujiang,
+              "adaptive": suite_adaptive, "speed": suite_speed}
+
+
+def run_all(rep: Report, quick: bool, only: list[str] | None = None) -> None:
+    o = Opts(quick=quick)
+    for name, fn in SIM_SUITES.items():
+        if only and name not in only:
+            continue
+        fn(rep, o)
+
+
+def finite(x: float) -> bool:
+    return isinstance(x, float) and math.isfinite(x)
