@@ -33,7 +33,9 @@ def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
     """One value per feature for a run: the median over its windows, the first one left out
     (it holds the start-up transient) when there are more than two."""
     ws = windows[1:] if len(windows) > 2 else windows
-    ws = [w for w in ws if w.requests > 0] or ws
+    # windows where nothing completed say nothing about the workload (a stalled scheduler:
+    # the sim's kyber on one 8-deep sequential reader completes 16 requests, then none)
+    ws = [w for w in ws if w.requests > 0] or [w for w in windows if w.requests > 0] or ws
     out: dict[str, float | None] = {}
     for name in FEATURES:
         vals = [getattr(w, name) for w in ws]

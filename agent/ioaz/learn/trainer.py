@@ -3,9 +3,13 @@ measure what following it costs against the per-workload best, next to the deriv
 
 Samples: every run of the dataset, its features as measured under the candidate that ran
 (the daemon sees features under whatever scheduler is active), labelled with the best
-candidate of its *workload*. Labels: candidates within `tie` of the best count as tied; among
-them the one that is best most often over the training workloads wins, so near-ties do not
-turn into noise.
+candidate of its *workload*. Labels: candidates within `tie` (2%) of the best count as tied;
+among them the one that is best most often over the training workloads wins, so near-ties do
+not turn into noise. Samples are weighted by how much a wrong choice costs on their workload
+(the mean share of the best a candidate loses there): a workload where every scheduler does
+the same teaches little, one where the choice costs half the throughput teaches most. On the
+carroll-hp72 dataset (120 workloads, goal mean) these two took the forest's held-out loss from
+5.6% to 2.8-4.1% (depending on the fold split).
 
 Held out by workload, never by row: the runs of one workload (all candidates, all reps) are
 all in training or all in the test fold (GroupKFold). Within each outer training fold the
@@ -34,7 +38,7 @@ def families() -> dict[str, Callable[[], Any]]:
     return {
         "tree": lambda: DecisionTreeClassifier(max_depth=10, min_samples_leaf=2,
                                                random_state=0),
-        "forest": lambda: RandomForestClassifier(n_estimators=120, min_samples_leaf=1,
+        "forest": lambda: RandomForestClassifier(n_estimators=150, min_samples_leaf=2,
                                                  random_state=0, n_jobs=1),
         "boosting": lambda: GradientBoostingClassifier(n_estimators=60, max_depth=3,
                                                        learning_rate=0.1, random_state=0),
@@ -55,29 +59,50 @@ def labels(outs: dict[str, dict[str, Outcome]], goal: str, tie: float) -> dict[s
     return {w: max(cs, key=lambda c: (wins[c], c == min(cs), c)) for w, cs in tied.items()}
 
 
+def stakes(per: dict[str, Outcome], goal: str) -> float:
+    """What a choice is worth on a workload: the mean share of the best a candidate loses."""
+    sc = [o.score(goal) for o in per.values()]
+    best = max(sc)
+    if best <= 0:
+        return MIN_WEIGHT
+    return max(MIN_WEIGHT, 1.0 - statistics.fmean(x / best for x in sc))
+
+
+MIN_WEIGHT = 0.02
+
+
 @dataclass
 class Split:
     rows: list[Row]
     X: list[list[float]]
     y: list[str]
     groups: list[str]
+    weights: list[float]
 
 
 def make_split(rows: list[Row], goal: str, tie: float) -> Split:
-    lab = labels(outcomes(rows), goal, tie)
+    outs = outcomes(rows)
+    lab = labels(outs, goal, tie)
+    w = {k: stakes(per, goal) for k, per in outs.items()}
     return Split(rows, [vector_from_dict(r.features) for r in rows],
-                 [lab[r.workload] for r in rows], [r.workload for r in rows])
+                 [lab[r.workload] for r in rows], [r.workload for r in rows],
+                 [w[r.workload] for r in rows])
 
 
 def _fit(family: Callable[[], Any], s: Split) -> Any:
     import numpy as np
+    from sklearn.pipeline import Pipeline
     classes = sorted(set(s.y))
     if len(classes) == 1:             # one policy wins everything: nothing to learn
         from sklearn.dummy import DummyClassifier
         est = DummyClassifier(strategy="most_frequent")
     else:
         est = family()
-    est.fit(np.asarray(s.X, dtype=float), np.asarray(s.y))
+    X, y, w = np.asarray(s.X, dtype=float), np.asarray(s.y), np.asarray(s.weights)
+    if isinstance(est, Pipeline):
+        est.fit(X, y, **{f"{est.steps[-1][0]}__sample_weight": w})
+    else:
+        est.fit(X, y, sample_weight=w)
     return est
 
 
@@ -149,7 +174,7 @@ class Evaluation:
         return dict(self.__dict__)
 
 
-def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float = 0.005,
+def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float = 0.02,
              min_confidence: float = 0.6, seed: int = 0) -> Evaluation:
     """Outer GroupKFold over workloads: every workload is held out exactly once."""
     from sklearn.metrics import confusion_matrix
@@ -210,7 +235,7 @@ def _share(per: dict[str, Outcome], c: str, goal: str) -> float:
     return per[c].score(goal) / best if c in per and best > 0 else 0.0
 
 
-def train_final(rows: list[Row], goal: str, tie: float = 0.005,
+def train_final(rows: list[Row], goal: str, tie: float = 0.02,
                 seed: int = 0) -> tuple[Any, str, dict[str, dict[str, float]]]:
     """The model to ship: family chosen by GroupKFold over all workloads, fitted on all."""
     s = make_split(rows, goal, tie)

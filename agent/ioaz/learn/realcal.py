@@ -1,0 +1,297 @@
+"""Calibration of a real block device: fio runs the grid's workloads under every candidate
+the kernel offers, ioaz's own probe (BPF, else /proc/diskstats) measures the features, fio's
+per-job report gives what each process got.
+
+Safety first (`check_device`): a device that is mounted (or a partition of it), used as swap,
+held by another device (dm, md, LVM: holders/), partitioned, or carrying any signature blkid
+recognises (filesystem, RAID member, partition table) is refused unless --destructive; a
+mounted or held device is refused even then. Without --destructive only read workloads run.
+The device's scheduler and knobs are put back as they were when the calibration ends.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from ..classify.classes import DEFAULT_THRESHOLDS, load_thresholds
+from ..classify.types import WindowFeatures
+from ..decide import load_policies, parse_scheduler_line, resolve
+from ..observe import Observer
+from . import curve
+from .dataset import DatasetWriter, Row
+from .grid import WorkSpec
+from .progress import Progress
+from .simcal import summarize_windows
+
+
+class Refused(RuntimeError):
+    pass
+
+
+def device_name(dev: str) -> str:
+    name = os.path.basename(os.path.realpath(dev) if dev.startswith("/") else dev)
+    if not Path(f"/sys/block/{name}").is_dir():
+        raise Refused(f"{dev}: not a whole block device (no /sys/block/{name}); calibrate "
+                      "the disk, not a partition")
+    if not Path(f"/sys/block/{name}/queue/scheduler").exists():
+        raise Refused(f"{dev}: has no I/O scheduler (queue/scheduler): nothing to calibrate")
+    return name
+
+
+def _partitions(name: str) -> list[str]:
+    return sorted(p.name for p in Path(f"/sys/block/{name}").iterdir()
+                  if p.name.startswith(name) and (p / "partition").exists())
+
+
+def _dev_of(path: str) -> str | None:
+    try:
+        return os.path.basename(os.path.realpath(path)) if path.startswith("/dev/") else None
+    except OSError:
+        return None
+
+
+def check_device(name: str, destructive: bool) -> list[str]:
+    """Reasons to refuse (empty: go). Raises Refused for what --destructive cannot excuse."""
+    parts = _partitions(name)
+    ours = {name, *parts}
+    busy = []
+    with open("/proc/mounts") as f:
+        for line in f:
+            src, mnt = line.split()[:2]
+            if _dev_of(src) in ours:
+                busy.append(f"/dev/{_dev_of(src)} is mounted on {mnt}")
+    try:
+        with open("/proc/swaps") as f:
+            for line in list(f)[1:]:
+                if _dev_of(line.split()[0]) in ours:
+                    busy.append(f"{line.split()[0]} is in use as swap")
+    except OSError:
+        pass
+    for n in ours:
+        base = Path(f"/sys/block/{name}") if n == name else Path(f"/sys/block/{name}/{n}")
+        holders = sorted(p.name for p in (base / "holders").iterdir()) \
+            if (base / "holders").is_dir() else []
+        if holders:
+            busy.append(f"/dev/{n} is held by {', '.join(holders)} (device mapper, md, LVM)")
+    if busy:
+        raise Refused(f"/dev/{name} is in use: {'; '.join(busy)}. Refusing even with "
+                      "--destructive")
+    data = []
+    if parts:
+        data.append(f"it has partitions {', '.join(parts)}")
+    try:
+        out = subprocess.run(["blkid", "-p", "-o", "export", f"/dev/{name}"],
+                             capture_output=True, text=True, timeout=10)
+        if out.returncode == 0 and out.stdout.strip():
+            kv = dict(x.split("=", 1) for x in out.stdout.split() if "=" in x)
+            what = kv.get("TYPE") or kv.get("PTTYPE") or "a signature"
+            data.append(f"blkid finds {what} on it")
+    except FileNotFoundError:
+        data.append("blkid is not installed, so it cannot be checked for data")
+    if data and not destructive:
+        raise Refused(f"/dev/{name} holds data ({'; '.join(data)}); calibration writes to it. "
+                      "Give --destructive to destroy it")
+    return data
+
+
+def candidates(name: str) -> dict[str, tuple[str, dict[str, int | str]]]:
+    """policy -> (scheduler, knobs): every distinct realisation the kernel offers for the
+    policies of policies.yaml, labelled by the policy whose first choice it is (else the
+    first policy that falls back to it)."""
+    line = Path(f"/sys/block/{name}/queue/scheduler").read_text()
+    avail, _ = parse_scheduler_line(line)
+    table = load_policies()
+    seen: dict[tuple, tuple[str, bool]] = {}
+    real: dict[tuple, tuple[str, dict]] = {}
+    for pol in table.policies():
+        r = resolve(pol, table, avail)
+        if r.scheduler is None:
+            continue
+        key = (r.scheduler, tuple(sorted(r.knobs.items())))
+        prev = seen.get(key)
+        if prev is None or (prev[1] and not r.fell_back):
+            seen[key] = (pol, r.fell_back)
+            real[key] = (r.scheduler, dict(r.knobs))
+    return {seen[k][0]: real[k] for k in sorted(seen, key=lambda k: seen[k][0])}
+
+
+class Queue:
+    """The device's scheduler and knobs, saved at start, put back at the end."""
+
+    def __init__(self, name: str) -> None:
+        self.q = Path(f"/sys/block/{name}/queue")
+        self.original = parse_scheduler_line((self.q / "scheduler").read_text())[1]
+        self.knobs: dict[str, dict[str, str]] = {}
+
+    def set(self, sched: str, knobs: dict[str, int | str]) -> None:
+        (self.q / "scheduler").write_text(sched)
+        for k, v in knobs.items():
+            path = self.q / "iosched" / k
+            saved = self.knobs.setdefault(sched, {})
+            if k not in saved:
+                saved[k] = path.read_text().strip()
+            path.write_text(str(v))
+
+    def restore(self) -> None:
+        for sched, knobs in self.knobs.items():
+            try:
+                (self.q / "scheduler").write_text(sched)
+                for k, v in knobs.items():
+                    (self.q / "iosched" / k).write_text(v)
+            except OSError:
+                pass
+        if self.original:
+            try:
+                (self.q / "scheduler").write_text(self.original)
+            except OSError:
+                pass
+
+
+def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
+    """One fio job per process, each on its own slice of the device, O_DIRECT."""
+    region = size_bytes // w.nproc
+    region -= region % (1 << 20)
+    rw = {("seq", "read"): "read", ("seq", "write"): "write", ("seq", "mixed"): "rw",
+          ("rand", "read"): "randread", ("rand", "write"): "randwrite",
+          ("rand", "mixed"): "randrw"}[(w.pattern, w.op)]
+    lines = ["[global]", f"filename={dev}", "direct=1", f"rw={rw}", f"bs={w.size_kb}k",
+             f"runtime={seconds:g}", "time_based=1", f"size={region}", "group_reporting=0",
+             "randrepeat=0"]
+    if w.op == "mixed":
+        lines.append("rwmixread=70")
+    if w.depth > 1:
+        lines += ["ioengine=libaio", f"iodepth={w.depth}"]
+    else:
+        lines.append("ioengine=psync")
+    if w.think_ms:
+        lines.append(f"thinktime={int(w.think_ms * 1000)}")
+    for i in range(w.nproc):
+        lines += [f"[p{i}]", f"offset={i * region}"]
+    return "\n".join(lines) + "\n"
+
+
+def fio_outcome(report: dict) -> dict[str, float | None]:
+    """Per job (process) MB/s, their min, max, mean, the total, and latency p50/p99 (the
+    median of the jobs' completion-latency medians, the worst of their p99s)."""
+    per, p50, p99, ios = [], [], [], 0
+    for job in report["jobs"]:
+        bw = sum(job[d]["bw_bytes"] for d in ("read", "write"))
+        per.append(bw / 1e6)
+        for d in ("read", "write"):
+            pc = (job[d].get("clat_ns") or {}).get("percentile") or {}
+            if job[d]["total_ios"] and pc:
+                p50.append(pc.get("50.000000", 0) / 1e9)
+                p99.append(pc.get("99.000000", 0) / 1e9)
+            ios += job[d]["total_ios"]
+    p50.sort()
+    return {"throughput_mb_s": sum(per), "proc_min_mb_s": min(per), "proc_max_mb_s": max(per),
+            "proc_mean_mb_s": sum(per) / len(per),
+            "p50_latency_s": p50[len(p50) // 2] if p50 else None,
+            "p99_latency_s": max(p99) if p99 else None, "requests": ios}
+
+
+def run_one(name: str, source, w: WorkSpec, seconds: float,
+            window_s: float) -> tuple[list[WindowFeatures], dict]:
+    dev = f"/dev/{name}"
+    size = int(Path(f"/sys/block/{name}/size").read_text()) * 512
+    with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as jf:
+        jf.write(fio_jobfile(w, dev, size, seconds))
+    obs = Observer(source, load_thresholds(DEFAULT_THRESHOLDS), [name])
+    windows: list[WindowFeatures] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        obs.start()
+        nxt = time.monotonic() + window_s
+        while not stop.is_set():
+            stop.wait(max(0.0, nxt - time.monotonic()))
+            nxt += window_s
+            windows.extend(f for f in obs.step().features if f.device == name)
+
+    th = threading.Thread(target=watch, daemon=True)
+    try:
+        th.start()
+        p = subprocess.run(["fio", "--output-format=json", jf.name], capture_output=True,
+                           text=True, timeout=seconds * 4 + 60)
+    finally:
+        stop.set()
+        th.join()
+        os.unlink(jf.name)
+    if p.returncode != 0:
+        raise RuntimeError(f"fio failed on {dev}: {p.stderr.strip()[:300]}")
+    report = json.loads(p.stdout[p.stdout.index("{"):])
+    return windows, fio_outcome(report)
+
+
+def run(args: argparse.Namespace, works: list[WorkSpec]) -> int:
+    from ..probe import open_source
+    if os.geteuid() != 0:
+        raise Refused("a real device needs root (sysfs scheduler writes, O_DIRECT, BPF)")
+    name = device_name(args.device)
+    found = check_device(name, args.destructive)
+    if found:
+        print(f"/dev/{name}: {'; '.join(found)}: destroying it (--destructive)",
+              file=sys.stderr)
+    if not args.destructive:
+        skipped = [w for w in works if w.op != "read"]
+        works = [w for w in works if w.op == "read"]
+        if skipped:
+            print(f"without --destructive: read workloads only ({len(skipped)} with writes "
+                  "skipped)", file=sys.stderr)
+    cands = candidates(name)
+    if args.candidates:
+        want = [c.strip() for c in args.candidates.split(",")]
+        cands = {k: v for k, v in cands.items() if k in want}
+    if not cands or not works:
+        raise Refused("nothing to run (no candidates or no workloads)")
+    seconds = args.seconds or (1.0 if args.quick else 4.0)
+    window_s = 0.25 if seconds <= 2 else 0.5
+    out = Path(args.out or f"calibration-{name}.csv")
+    cap = int(Path(f"/sys/block/{name}/size").read_text())
+    c = curve.measure(f"/dev/{name}", cap, points=10 if args.quick else 20,
+                      samples=3 if args.quick else 9, max_s=5 if args.quick else 60)
+    doc = curve.write(c, str(out) + ".curve.json")
+    print(f"service-time curve of {name} (timed O_DIRECT reads) -> {out}.curve.json; stream "
+          f"tunables {doc['stream_tunables']}", file=sys.stderr)
+    source, why = open_source(args.probe)
+    if why:
+        print(f"probe: {why}", file=sys.stderr)
+    q = Queue(name)
+    jobs = [(w, cd, r) for w in works for cd in cands for r in range(args.reps)]
+    bar = Progress(len(jobs), f"calibrate {name}")
+    print(f"candidates on {name}: " + ", ".join(
+        f"{p}={s}" + ("[" + ",".join(f"{k}={v}" for k, v in kn.items()) + "]" if kn else "")
+        for p, (s, kn) in cands.items()), file=sys.stderr)
+    try:
+        with DatasetWriter(out) as ds:
+            for w, cd, r in jobs:
+                if (w.id, cd, r) in ds.done:
+                    bar.skip()
+                    continue
+                sched, knobs = cands[cd]
+                q.set(sched, knobs)
+                windows, res = run_one(name, source, w, seconds, window_s)
+                ds.write(Row(
+                    device=name, workload=w.id, workload_class=w.ioaz_class, candidate=cd,
+                    policy=cd, scheduler=sched,
+                    knobs=";".join(f"{k}={v}" for k, v in knobs.items()), rep=r,
+                    seconds=seconds, features=summarize_windows(windows),
+                    throughput_mb_s=res["throughput_mb_s"],
+                    proc_min_mb_s=res["proc_min_mb_s"], proc_max_mb_s=res["proc_max_mb_s"],
+                    proc_mean_mb_s=res["proc_mean_mb_s"],
+                    p50_latency_s=res["p50_latency_s"], p99_latency_s=res["p99_latency_s"],
+                    requests=int(res["requests"] or 0)))
+                bar.step(f"{w.id} {cd}")
+    finally:
+        q.restore()
+        source.close()
+    print(f"{out}: {len(jobs)} runs ({bar.skipped} already there), {len(works)} workloads x "
+          f"{len(cands)} candidates", file=sys.stderr)
+    return 0

@@ -1,0 +1,80 @@
+"""The calibration dataset and the matrices derived from it: an interrupted calibration
+resumes without redoing or duplicating runs; derive names each cell's winner with its margin
+and runs, and says when there is no clear winner; the files pass ioaz's own validator."""
+from __future__ import annotations
+
+import pytest
+from ioaz.classify.classes import DEFAULT_THRESHOLDS, load_thresholds
+from ioaz.decide import load_matrix, validate_file
+from ioaz.learn.dataset import DatasetError, DatasetWriter, Row, read_rows
+from ioaz.learn.derive import derive_table, matrix_doc, write_matrix
+
+
+def row(workload: str, cand: str, mean: float, *, procs: int = 4, seq: float = 0.0,
+        read: float = 1.0, rep: int = 0) -> Row:
+    feats = {"iops": 200.0, "read_bytes_per_s": 1e6 * read, "write_bytes_per_s": 1e6 * (1 - read),
+             "read_ratio": read, "seq_ratio": seq, "processes": float(procs), "avg_depth": 1.0,
+             "mean_size_bytes": 4096.0, "p50_latency_s": 0.004, "p99_latency_s": 0.02,
+             "merge_ratio": 0.0}
+    return Row(workload=workload, workload_class="4/random/read", candidate=cand, policy=cand,
+               scheduler=cand, knobs="", rep=rep, seconds=2.0, features=feats,
+               throughput_mb_s=mean * procs, proc_min_mb_s=mean * 0.8, proc_max_mb_s=mean * 1.2,
+               proc_mean_mb_s=mean, p50_latency_s=0.004, p99_latency_s=1 / mean,
+               requests=400, device="testdisk")
+
+
+def test_an_interrupted_dataset_resumes_after_its_last_complete_row(tmp_path):
+    path = tmp_path / "cal.csv"
+    with DatasetWriter(path) as w:
+        w.write(row("w1", "deadline", 5.0))
+        w.write(row("w1", "cfq", 6.0))
+    # the run was killed in the middle of writing a third line
+    with open(path, "a") as f:
+        f.write("testdisk,w1,4/random/read,stream,stream,str")
+    assert [r.candidate for r in read_rows(path)] == ["deadline", "cfq"]
+    with DatasetWriter(path) as w:
+        assert w.done == {("w1", "deadline", 0), ("w1", "cfq", 0)}
+        w.write(row("w1", "stream", 7.0))
+    rows = read_rows(path)
+    assert [r.candidate for r in rows] == ["deadline", "cfq", "stream"]
+    assert rows[2].proc_mean_mb_s == 7.0 and rows[2].features["processes"] == 4.0
+
+
+def test_a_csv_that_is_not_a_dataset_is_refused(tmp_path):
+    p = tmp_path / "other.csv"
+    p.write_text("a,b\n1,2\n")
+    with pytest.raises(DatasetError, match="missing columns"):
+        read_rows(p)
+
+
+def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = []
+    # 4 random readers: cfq clearly best on both workloads
+    for w in ("r1", "r2"):
+        rows += [row(w, "cfq", 10.0), row(w, "deadline", 8.0), row(w, "fcfs", 5.0)]
+    # 1 sequential reader: all within a hair of each other
+    rows += [row("s1", "cfq", 50.0, procs=1, seq=0.99), row("s1", "deadline", 50.2, procs=1,
+             seq=0.99), row("s1", "fcfs", 50.1, procs=1, seq=0.99)]
+    table = derive_table(rows, "mean", t, min_margin=0.02)
+    c = table["4/random/read"]
+    assert (c.policy, c.clear, c.workloads, c.runs) == ("cfq", True, 2, 6)
+    assert c.margin == pytest.approx(0.2)           # 100% vs deadline's 80% of the best
+    assert "won by 20.0 points over deadline" in c.note() and "6 runs" in c.note()
+    s = table["1/sequential/read"]
+    assert s.policy == "deadline" and not s.clear
+    assert "no clear winner" in s.note()
+    empty = table["16+/random/write"]
+    assert empty.empty and "no calibration workload" in empty.note()
+
+    src = tmp_path / "cal.csv"
+    with DatasetWriter(src) as w:
+        for r in rows:
+            w.write(r)
+    path = tmp_path / "testdisk-mean.yaml"
+    write_matrix(path, matrix_doc("testdisk-mean", "mean", table, src, len(rows), 0.02))
+    assert validate_file(path) == []
+    m = load_matrix(path)
+    cell = m.tables["mean"]["4/random/read"]
+    assert cell.policy == "cfq" and cell.source.kind == "measured"
+    assert m.tables["mean"]["1/sequential/read"].source.kind == "judgement"

@@ -1,0 +1,161 @@
+"""calibrate -> derive -> train end to end on the simulator's HDD and RAID models (quick
+sizes), and the trained model in ioazd's config: loaded, consulted, refused when it does not
+fit, and scikit-learn left unimported when no model is configured."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from ioaz.classify.types import WindowFeatures
+from ioaz.daemon.config import ConfigError, load_config
+from ioaz.decide import DeviceInfo, initial_state, load_matrix, step, validate_file
+from ioaz.decide.matrix import GOALS
+from ioaz.lab.main import main as lab
+from ioaz.learn.dataset import read_rows
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", params=["carroll-hp72", "raid10-carroll"])
+def learned(request, tmp_path_factory):
+    pytest.importorskip("sklearn", reason="scikit-learn not installed (make venv installs it)")
+    model = request.param
+    d = tmp_path_factory.mktemp(model)
+    ds = d / f"{model}.csv"
+    # an interrupted calibration: the first 5 workloads, then the whole quick set
+    assert lab(["calibrate", "--model", model, "--quick", "--workloads", "5",
+                "--out", str(ds)]) == 0
+    first = len(read_rows(ds))
+    assert lab(["calibrate", "--model", model, "--quick", "--out", str(ds)]) == 0
+    assert lab(["derive", str(ds), "--out-dir", str(d / "m"), "--name", "sim"]) == 0
+    out = d / "mean.model.json"
+    assert lab(["train", str(ds), "--goal", "mean", "--out", str(out),
+                "--report", str(d / "report.json")]) == 0
+    return {"dir": d, "dataset": ds, "first": first, "model": out, "name": model}
+
+
+def test_calibration_resumes_and_covers_every_candidate(learned, capsys):
+    rows = read_rows(learned["dataset"])
+    assert learned["first"] == 5 * 10
+    keys = [(r.workload, r.candidate, r.rep) for r in rows]
+    assert len(keys) == len(set(keys)) == 14 * 10          # nothing run twice
+    assert {r.candidate for r in rows} == {"fcfs", "none", "deadline", "anticipatory", "cfq",
+                                           "vr", "sstf", "scan", "stream", "kyber"}
+    assert all(r.proc_min_mb_s <= r.proc_mean_mb_s <= r.proc_max_mb_s for r in rows)
+    assert all(r.features["seq_ratio"] is not None for r in rows if r.requests > 0)
+    curve = json.loads(Path(str(learned["dataset"]) + ".curve.json").read_text())
+    t = curve["curve"]["service_s"]
+    assert t[-1] > t[1] > 0                       # far seeks cost more than near ones
+    st = curve["stream_tunables"]
+    assert 0 < st["svc_min_us"] < st["svc_max_us"] and st["svc_full_sectors"] > 0
+
+
+def test_derived_matrices_validate_and_carry_margins(learned):
+    for goal in GOALS:
+        path = learned["dir"] / "m" / f"sim-{goal}.yaml"
+        assert validate_file(path) == [], path
+        m = load_matrix(path)
+        notes = [c.note or "" for c in m.tables[goal].values()]
+        assert any("runs" in n and "points" in n for n in notes)
+
+
+def test_training_reports_held_out_accuracy_and_loss_next_to_the_matrix(learned):
+    r = json.loads((learned["dir"] / "report.json").read_text())
+    assert r["folds"] >= 2 and r["workloads"] == 14
+    assert 0.0 <= r["accuracy"] <= 1.0
+    for k in ("model_loss", "matrix_loss", "fallback_loss", "fixed_loss"):
+        assert 0.0 <= r[k] <= 1.0
+    assert sum(map(sum, r["confusion"])) == r["rows"]
+    assert r["family"] in ("tree", "forest", "boosting", "logistic")
+    man = json.loads(learned["model"].read_text())
+    assert man["goal"] == "mean" and man["feature_schema"]["features"][0]["name"] == "iops"
+    assert "scikit-learn" in man["versions"] and (learned["dir"] / man["skops"]).exists()
+    print(f"{learned['name']} quick: accuracy {r['accuracy']:.2f}, loss model "
+          f"{r['model_loss']:.3f} matrix {r['matrix_loss']:.3f}")
+
+
+def config(tmp: Path, model: Path | str, **extra) -> Path:
+    doc = {"metrics": {"listen": None}, "state_dir": str(tmp / "state"),
+           "classifier": {"type": "model", "model": str(model), **extra}}
+    p = tmp / "ioaz.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    return p
+
+
+def window(**kw) -> WindowFeatures:
+    from ioaz.classify.classes import DEFAULT_THRESHOLDS, classify, load_thresholds
+    f = WindowFeatures(device="sda", window_s=1.0, iops=180.0, read_bytes_per_s=7e5,
+                       write_bytes_per_s=0.0, read_ratio=1.0, seq_ratio=0.02, processes=8,
+                       avg_depth=1.2, mean_size_bytes=4096.0, p50_latency_s=0.005,
+                       p99_latency_s=0.03, merge_ratio=0.0, requests=180, **kw)
+    f.workload_class = classify(f, load_thresholds(DEFAULT_THRESHOLDS))
+    return f
+
+
+def test_ioazd_consults_the_model_and_falls_back_below_its_confidence(learned, tmp_path):
+    from ioaz.daemon.core import _provider, _verdict_dict
+    cfg = load_config(config(tmp_path, learned["model"], min_confidence=0.0))
+    assert cfg.classifier == "model" and cfg.model is not None
+    state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
+    d = step(window(), state, cfg.decide.config, _provider(cfg), 100.0, cfg.decide.policies)
+    v = _verdict_dict(d)
+    assert v["provider"].startswith("model:")
+    assert v["policy"] == v["candidates"][0][0]
+    probs = [p for _, p in v["candidates"]]
+    assert probs == sorted(probs, reverse=True) and 0 < probs[0] <= 1
+    assert "model" in d.text and f"{probs[0]:.2f}" in d.text
+
+    cfg = load_config(config(tmp_path, learned["model"], min_confidence=1.0))
+    d = step(window(), state, cfg.decide.config, _provider(cfg), 100.0, cfg.decide.policies)
+    v = _verdict_dict(d)
+    if v["confidence"] < 1.0:          # unsure: the matrix decides, the model's view is kept
+        assert v["provider"] == "matrix" and v["cell"] == "8/random/read"
+        assert "unsure" in v["text"] and v["candidates"]
+
+
+def test_a_model_with_another_feature_schema_is_refused_at_start(learned, tmp_path):
+    man = json.loads(learned["model"].read_text())
+    man["feature_schema"]["features"] = man["feature_schema"]["features"][:-1]
+    bad = learned["model"].parent / "bad.model.json"
+    bad.write_text(json.dumps(man))
+    with pytest.raises(ConfigError) as e:
+        load_config(config(tmp_path, bad))
+    msg = str(e.value)
+    assert "ioaz.yaml:" in msg and "feature schema does not match" in msg
+    assert "lacks merge_ratio(identity)" in msg and "ioaz-lab train" in msg
+
+
+def test_a_changed_or_untrusted_model_file_is_refused(learned, tmp_path):
+    import skops.io as sio
+    from fractions import Fraction
+    from ioaz.learn import model_io
+    man = json.loads(learned["model"].read_text())
+    evil = tmp_path / "evil.skops"
+    sio.dump({"classes_": Fraction(1, 3)}, evil)
+    man["skops"] = "evil.skops"
+    (tmp_path / "evil.model.json").write_text(json.dumps(man))
+    with pytest.raises(model_io.ModelError, match="sha256 differs"):
+        model_io.load(tmp_path / "evil.model.json")
+    man["sha256"] = model_io._sha(evil)
+    (tmp_path / "evil.model.json").write_text(json.dumps(man))
+    with pytest.raises(model_io.ModelError, match="outside the trusted set: fractions.Fraction"):
+        model_io.load(tmp_path / "evil.model.json")
+
+
+def test_scikit_learn_is_imported_only_when_a_model_is_configured(learned, tmp_path):
+    code = ("import sys; from ioaz.daemon.config import load_config; "
+            "from ioaz.daemon.core import _provider; "
+            "cfg = load_config(sys.argv[1] if len(sys.argv) > 1 else None); _provider(cfg); "
+            "print('sklearn' in sys.modules)")
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(yaml.safe_dump({"metrics": {"listen": None}}))
+    out = subprocess.run([sys.executable, "-c", code, str(plain)], capture_output=True,
+                         text=True, check=True, cwd=REPO).stdout.strip()
+    assert out == "False"
+    out = subprocess.run([sys.executable, "-c", code, str(config(tmp_path, learned["model"]))],
+                         capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
+    assert out == "True"
