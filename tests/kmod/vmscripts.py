@@ -53,7 +53,7 @@ trace_off
 begin {tag}
 cat /tmp/out
 grep block_rq_issue $T/trace
-for c in merged expired dispatched inserted; do
+for c in merged expired dispatched inserted waits_paid waits_timeout; do
   [ -f $Q/iosched/$c ] && echo "counter_$c $(cat $Q/iosched/$c)"
 done
 end {tag}
