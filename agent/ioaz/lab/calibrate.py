@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "exists")
     p.add_argument("--quick", action="store_true", help="test sizes: few workloads, short runs")
     p.add_argument("--workloads", type=int, help="how many workloads of the grid "
-                   "(default 120, --quick 14 on a model; 24 / 5 on a device)")
+                   "(default 120, --quick 14 on a model; 24 / 4 on a device)")
     p.add_argument("--seconds", type=float, help="length of each run (default 8 on a model, "
                    "4 on a device; --quick 2 / 1)")
     p.add_argument("--reps", type=int, default=1, help="repetitions of each run")
@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
     if args.quick:
-        n = args.workloads or (5 if real else 14)
+        n = args.workloads or (4 if real else 14)
         return grid.quick(n, args.seed)
     n = args.workloads or (24 if real else 120)
     return grid.sample(n, args.seed)

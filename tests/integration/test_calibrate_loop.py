@@ -1,0 +1,140 @@
+"""Real calibration of a loop device: fio under every scheduler the kernel offers, ioaz's own
+probe measuring; the derived matrix and the trained model drive a real ioazd, and
+`ioazctl explain` shows the model's candidates. A device that holds data is refused, a
+mounted one even with --destructive."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO, fio_args, need_root, need_tool
+
+BIN = Path(sys.executable).parent
+
+
+def lab(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "ioaz-lab"), *args], capture_output=True, text=True,
+                          timeout=600)
+
+
+def scheduler(dev: str) -> str:
+    line = Path(f"/sys/block/{dev}/queue/scheduler").read_text()
+    return line.split("[")[1].split("]")[0]
+
+
+def test_a_calibrated_loop_device_gets_a_matrix_and_model_that_ioazd_uses(make_loop, tmp_path):
+    need_tool("fio")
+    pytest.importorskip("sklearn", reason="scikit-learn not installed (make venv installs it)")
+    dev = make_loop(256)
+    before = scheduler(dev)
+    ds = tmp_path / "loop.csv"
+    r = lab("calibrate", "--device", dev, "--quick", "--destructive", "--probe", "bpf",
+            "--out", str(ds))
+    assert r.returncode == 0, r.stderr
+    assert "ETA" in r.stderr and "timed O_DIRECT reads" in r.stderr
+    assert scheduler(dev) == before                      # the device is given back as it was
+    from ioaz.learn.dataset import read_rows
+    rows = read_rows(ds)
+    offered = set(Path(f"/sys/block/{dev}/queue/scheduler").read_text().replace("[", " ")
+                  .replace("]", " ").split())
+    assert {r.scheduler for r in rows} == offered        # every scheduler the kernel offers
+    assert {"none", "deadline"} <= {r.candidate for r in rows}
+    assert len({r.workload for r in rows}) == 4
+    busy = [r for r in rows if r.requests > 100]
+    assert busy and all(r.features["seq_ratio"] is not None and r.features["processes"]
+                        for r in busy)                  # measured by the BPF probe
+    assert all(r.proc_min_mb_s <= r.proc_mean_mb_s <= r.proc_max_mb_s for r in rows)
+    curve = json.loads(Path(str(ds) + ".curve.json").read_text())
+    assert curve["curve"]["source"] == "measured" and curve["stream_tunables"]["svc_max_us"] > 0
+
+    mdir = tmp_path / "m"
+    r = lab("derive", str(ds), "--out-dir", str(mdir), "--name", "loopcal")
+    assert r.returncode == 0, r.stdout + r.stderr
+    model = tmp_path / "loop-mean.model.json"
+    r = lab("train", str(ds), "--goal", "mean", "--out", str(model))
+    assert r.returncode == 0, r.stderr
+    assert "held-out accuracy" in r.stdout and "derived matrix:" in r.stdout
+
+    sock = tmp_path / "ioaz.sock"
+    cfg = tmp_path / "ioaz.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "window_s": 1.0, "probe": "bpf", "dry_run": True,
+        "devices": {"include": [dev], "exclude": []},
+        "state_dir": str(tmp_path / "state"), "socket": str(sock), "metrics": {"listen": None},
+        "decide": {"goal": "mean", "hysteresis_windows": 1, "min_dwell_s": 0, "cooldown_s": 0,
+                   "matrix_rules": [{"match": {"name": dev}, "matrices": {
+                       g: str(mdir / f"loopcal-{g}.yaml")
+                       for g in ("min", "max", "mean", "throughput", "latency")}}]},
+        "classifier": {"type": "model", "model": str(model), "min_confidence": 0.0},
+    }))
+    ioazd = subprocess.Popen([str(BIN / "ioazd"), "--config", str(cfg)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    fio = None
+    try:
+        deadline = time.monotonic() + 20
+        while not sock.exists():
+            assert ioazd.poll() is None, ioazd.stdout.read() if ioazd.stdout else ""
+            assert time.monotonic() < deadline, "ioazd did not open its socket"
+            time.sleep(0.2)
+        fio = subprocess.Popen(fio_args(dev, rw="randread", jobs=4, seconds=6, size_mb=256),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        verdict = None
+        while time.monotonic() < deadline + 10 and verdict is None:
+            time.sleep(1)
+            ex = subprocess.run([str(BIN / "ioazctl"), "explain", dev, "--json", "--socket",
+                                 str(sock)], capture_output=True, text=True)
+            assert ex.returncode == 0, ex.stderr
+            d = json.loads(ex.stdout).get("decision") or {}
+            if d.get("verdict"):
+                verdict = d["verdict"]
+        assert verdict is not None, "no verdict while fio ran"
+        assert verdict["provider"].startswith("model:loop-mean.model.json")
+        cands = verdict["candidates"]
+        assert cands and all(p in {r.policy for r in rows} for p, _ in cands)
+        human = subprocess.run([str(BIN / "ioazctl"), "explain", dev, "--socket", str(sock)],
+                               capture_output=True, text=True).stdout
+        assert f"{cands[0][0]} {cands[0][1]:.2f}" in human    # top candidate with probability
+    finally:
+        if fio:
+            fio.kill()
+            fio.wait()
+        ioazd.terminate()
+        ioazd.wait(timeout=20)
+
+    # Without the model, the derived matrix decides: the same config minus the classifier.
+    from ioaz.daemon.config import load_config
+    from ioaz.daemon.core import _provider
+    doc = yaml.safe_load(cfg.read_text())
+    del doc["classifier"]
+    cfg.write_text(yaml.safe_dump(doc))
+    c = load_config(cfg)
+    assert c.model is None
+    assert str(mdir / "loopcal-mean.yaml") in {m.path for m in c.decide.matrices.values()}
+    assert type(_provider(c)).__name__ == "MatrixVerdicts"
+
+
+def test_a_device_with_data_is_refused_and_a_mounted_one_even_when_destructive(make_loop,
+                                                                               tmp_path):
+    need_root()
+    need_tool("mkfs.ext4")
+    dev = make_loop(64)
+    subprocess.run(["mkfs.ext4", "-q", "-F", f"/dev/{dev}"], check=True, capture_output=True)
+    r = lab("calibrate", "--device", dev, "--quick", "--out", str(tmp_path / "x.csv"))
+    assert r.returncode == 2
+    assert "holds data" in r.stderr and "ext4" in r.stderr and "--destructive" in r.stderr
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", f"/dev/{dev}", str(mnt)], check=True)
+    try:
+        r = lab("calibrate", "--device", f"/dev/{dev}", "--quick", "--destructive",
+                "--out", str(tmp_path / "x.csv"))
+        assert r.returncode == 2
+        assert f"mounted on {mnt}" in r.stderr and "even with --destructive" in r.stderr
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    assert not (tmp_path / "x.csv").exists()
