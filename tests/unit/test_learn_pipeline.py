@@ -27,13 +27,15 @@ def learned(request, tmp_path_factory):
     d = tmp_path_factory.mktemp(model)
     ds = d / f"{model}.csv"
     # an interrupted calibration: the first 5 workloads, then the whole quick set
-    assert lab(["calibrate", "--model", model, "--quick", "--workloads", "5",
+    # (1 s runs keep this part of `make test` short; --quick alone is 2 s)
+    assert lab(["calibrate", "--model", model, "--quick", "--workloads", "5", "--seconds", "1",
                 "--out", str(ds)]) == 0
     first = len(read_rows(ds))
-    assert lab(["calibrate", "--model", model, "--quick", "--out", str(ds)]) == 0
+    assert lab(["calibrate", "--model", model, "--quick", "--seconds", "1",
+                "--out", str(ds)]) == 0
     assert lab(["derive", str(ds), "--out-dir", str(d / "m"), "--name", "sim"]) == 0
     out = d / "mean.model.json"
-    assert lab(["train", str(ds), "--goal", "mean", "--out", str(out),
+    assert lab(["train", str(ds), "--goal", "mean", "--out", str(out), "--folds", "3",
                 "--report", str(d / "report.json")]) == 0
     return {"dir": d, "dataset": ds, "first": first, "model": out, "name": model}
 
@@ -147,6 +149,8 @@ def test_a_changed_or_untrusted_model_file_is_refused(learned, tmp_path):
 
 
 def test_scikit_learn_is_imported_only_when_a_model_is_configured(learned, tmp_path):
+    if learned["name"] != "carroll-hp72":
+        pytest.skip("checked once, with the HDD model")
     code = ("import sys; from ioaz.daemon.config import load_config; "
             "from ioaz.daemon.core import _provider; "
             "cfg = load_config(sys.argv[1] if len(sys.argv) > 1 else None); _provider(cfg); "

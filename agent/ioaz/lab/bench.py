@@ -212,6 +212,18 @@ def bench_stall(args: argparse.Namespace) -> dict:
     return {"exit": code}
 
 
+@suite("learn")
+def bench_learn(args: argparse.Namespace) -> dict:
+    """calibrate + derive + train on the simulator's HDD and RAID models, every goal:
+    the model's held-out accuracy and loss against the per-workload best next to the
+    derived matrix's (ioaz.learn.bench_learn; datasets kept in build/learn/)."""
+    from ..learn import bench_learn
+    r = bench_learn.run()
+    if not args.json:
+        bench_learn.print_report(r)
+    return r
+
+
 def _print_probe(r: dict) -> None:
     o = r["overhead"]
     print("probe overhead: fio 4k randread, io_uring iodepth 32, 2 jobs, loop over /dev/shm")

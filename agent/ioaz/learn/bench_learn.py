@@ -1,0 +1,70 @@
+"""The full learn run behind `ioaz-lab bench learn`: calibrate the simulator's HDD and RAID
+models, derive their matrices, and for every goal report the model's held-out accuracy and
+performance loss against the per-workload best next to the derived matrix's.
+
+Datasets are kept in build/learn/ (a rerun resumes or reuses them); the report is printed and
+written to build/learn/report.json.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..classify.classes import DEFAULT_THRESHOLDS, load_thresholds
+from ..decide.matrix import GOALS
+from .dataset import read_rows
+
+REPO = Path(__file__).resolve().parents[3]
+MODELS = ("carroll-hp72", "raid5-carroll")
+TARGET = 0.03
+
+
+def run(out_dir: Path | None = None, workloads: int = 120, seconds: float = 8.0,
+        models: tuple[str, ...] = MODELS, goals: tuple[str, ...] = GOALS) -> dict[str, Any]:
+    from ..lab.main import main as lab
+    from . import trainer
+    out = out_dir or REPO / "build" / "learn"
+    out.mkdir(parents=True, exist_ok=True)
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    result: dict[str, Any] = {"workloads": workloads, "seconds": seconds, "devices": {}}
+    for m in models:
+        ds = out / f"{m}.csv"
+        lab(["calibrate", "--model", m, "--out", str(ds), "--workloads", str(workloads),
+             "--seconds", str(seconds)])
+        lab(["derive", str(ds), "--out-dir", str(out / "matrices"), "--name", m])
+        rows = read_rows(ds)
+        per: dict[str, Any] = {}
+        for g in goals:
+            ev = trainer.evaluate(rows, g, t).as_dict()
+            ev.pop("per_workload")
+            per[g] = ev
+            print(_line(m, g, ev), file=sys.stderr)
+        est, fam, _ = trainer.train_final(rows, "mean")
+        from . import model_io
+        model_io.save(out / f"{m}-mean.model.json", est, goal="mean", family=fam,
+                      policy_of={r.candidate: r.policy for r in rows},
+                      trained_on={"dataset": ds.name, "rows": len(rows),
+                                  "workloads": len({r.workload for r in rows})},
+                      evaluation=per["mean"])
+        result["devices"][m] = per
+    (out / "report.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def _line(m: str, g: str, ev: dict[str, Any]) -> str:
+    return (f"{m:14s} {g:10s} accuracy {100 * ev['accuracy']:5.1f}%  loss: model "
+            f"{100 * ev['model_loss']:5.2f}%  matrix {100 * ev['matrix_loss']:5.2f}%  "
+            f"model+fallback {100 * ev['fallback_loss']:5.2f}%  always "
+            f"{ev['fixed_policy']} {100 * ev['fixed_loss']:5.2f}%")
+
+
+def print_report(r: dict[str, Any]) -> None:
+    print(f"learn: {r['workloads']} workloads x 10 policies, {r['seconds']:g} s simulated "
+          "each; held out by workload (5 folds); loss = mean share of the per-workload best "
+          f"lost (target: model < {100 * TARGET:g}% and <= matrix)")
+    for m, per in r["devices"].items():
+        for g, ev in per.items():
+            ok = ev["model_loss"] < TARGET and ev["model_loss"] <= ev["matrix_loss"]
+            print(_line(m, g, ev) + ("" if ok else "  (target missed)"))
