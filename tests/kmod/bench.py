@@ -4,7 +4,7 @@
 
 null_blk without timer delay (irqmode=0, depth 64), random 4 KiB O_DIRECT reads with 32 in
 flight from iotool, every scheduler in the same boot, rounds interleaved so drift in the VM
-hits all schedulers alike. Prints each scheduler's mean requests/s and its ratio to none and
+hits all schedulers alike. Prints each scheduler's median requests/s and its ratio to none and
 to mq-deadline. Numbers are for a TCG VM: they measure scheduler overhead, not a disk.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     if missing:
         print(f"no result for {missing}; console in {vmharness.WORK}", file=sys.stderr)
         return 1
-    mean = {s: statistics.mean(v) for s, v in runs.items()}
+    mean = {s: statistics.median(v) for s, v in runs.items()}
     result = {s: {"iops": round(mean[s]), "runs": [round(x) for x in runs[s]],
                   "vs_none": round(mean[s] / mean["none"], 3),
                   "vs_mq_deadline": round(mean[s] / mean["mq-deadline"], 3)} for s in SCHEDS}
