@@ -428,6 +428,26 @@ ADAPTIVE_DEVICE = "wd500"
 START = "deadline"   # what Debian runs on a rotational disk
 
 
+# Matrices measured on the simulator's own wd500 model by the IOAZ method (every policy on a
+# grid of workloads, the best per class): `ioaz-lab calibrate --model wd500` then
+# `ioaz-lab derive` (sim/matrices/README.md). The grid is ioaz.learn's, not these mixes.
+CALIBRATED_DIR = Path(__file__).resolve().parents[1] / "sim" / "matrices"
+CALIBRATED_PREFIX = "wd500"
+
+
+def calibrated_config() -> Any:
+    """A DecideConfig whose one rule maps every goal to the model-calibrated matrices, or None
+    when they are not there."""
+    from ioaz.decide.config import DecideConfig
+    from ioaz.decide.matrix import GOALS
+    from ioaz.decide.rules import Rule
+
+    files = {g: f"{CALIBRATED_PREFIX}-{g}.yaml" for g in GOALS}
+    if not all((CALIBRATED_DIR / f).is_file() for f in files.values()):
+        return None
+    return DecideConfig(matrix_dir=CALIBRATED_DIR, matrix_rules=(Rule(0, files),))
+
+
 def _metric(r: SimResult, goal: str) -> float:
     return float(getattr(r, GOAL_METRIC[goal]))
 
@@ -441,17 +461,26 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
     mixes = [("phases", 10.0)] if o.quick else \
         [("phases", 10.0), ("phases", 60.0), ("phases-office", 60.0)]
     goals = ("throughput", "mean")
-    out: dict[str, Any] = {"device": dev, "start": START, "mixes": []}
+    variants: dict[str, Any] = {"ioaz": None}
+    cal = calibrated_config()
+    if cal is not None:
+        variants["ioaz-calibrated"] = cal
+    out: dict[str, Any] = {"device": dev, "start": START, "mixes": [],
+                           "variants": list(variants)}
     for mix, phase_s in mixes:
         wl = _mix(mix, phase_s)
         whole = {s: run_sim(dev, s, _mix(mix, phase_s), keep_windows=True) for s in statics}
         per_phase = [{s: run_sim(dev, s, Workload(f"{mix}/{i}", [ph])) for s in statics}
                      for i, ph in enumerate(wl.phases)]
         for goal in goals:
-            d0 = load_device(dev)
-            ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512,
-                              start_policy=START)
-            ad = run_sim(dev, START, _mix(mix, phase_s), chooser=ch, keep_windows=True)
+            runs_ad = {}
+            for variant, cfg in variants.items():
+                d0 = load_device(dev)
+                ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512,
+                                  start_policy=START, config=cfg)
+                r = run_sim(dev, START, _mix(mix, phase_s), chooser=ch, keep_windows=True)
+                runs_ad[variant] = (r, ch)
+            ad, ch = runs_ad["ioaz"]
             # the per-phase oracle: each phase run alone under its best static scheduler for
             # this goal, no switch cost: an upper bound for any chooser
             picks = [max(pp, key=lambda s, pp=pp: _metric(pp[s], goal)) for pp in per_phase]
@@ -461,59 +490,86 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
             oracle = {"throughput": o_thr, "mean": sum(o_procs) / len(o_procs)}[goal]
             vals = {s: _metric(r, goal) for s, r in whole.items()}
             best = max(vals, key=lambda s: vals[s])
-            a = _metric(ad, goal)
-            classes = []
-            for ph_i in range(len(wl.phases)):
-                ds = [d for d in ch.decisions
-                      if ph_i * phase_s < d.now <= (ph_i + 1) * phase_s]
-                last = ds[-1] if ds else None
-                wcl = last.workload_class if last else None
-                classes.append({
-                    "phase": wl.phases[ph_i].name, "oracle": picks[ph_i],
-                    "class": "/".join(wcl.values()) if wcl else None,
-                    "policy_at_end": last.policy if last else None})
-            out["mixes"].append({
+            entry: dict[str, Any] = {
                 "mix": mix, "phase_s": phase_s, "goal": goal, "metric": GOAL_METRIC[goal],
                 "static": vals, "best_static": best, "best_static_value": vals[best],
-                "adaptive": a, "oracle": oracle,
-                "vs_best_static": a / vals[best] if vals[best] else None,
-                "vs_oracle": a / oracle if oracle else None,
-                "switches": [{k: sw[k] for k in ("t", "from", "to", "drain_s")}
-                             for sw in ad.switches],
-                "phases": classes,
-                "adaptive_p99_ms": (ad.p99_latency_s or 0) * 1e3,
-                "best_static_p99_ms": (whole[best].p99_latency_s or 0) * 1e3})
+                "oracle": oracle, "oracle_picks": picks,
+                "best_static_p99_ms": (whole[best].p99_latency_s or 0) * 1e3}
+            for variant, (r, c) in runs_ad.items():
+                a = _metric(r, goal)
+                entry[variant] = {
+                    "value": a, "vs_best_static": a / vals[best] if vals[best] else None,
+                    "vs_oracle": a / oracle if oracle else None,
+                    "switches": [{k: sw[k] for k in ("t", "from", "to", "drain_s")}
+                                 for sw in r.switches],
+                    "phases": _phase_choices(wl, phase_s, c, picks, per_phase, goal),
+                    "p99_ms": (r.p99_latency_s or 0) * 1e3}
+            # the default agent's numbers at the top level (what the summary quotes)
+            m0 = entry["ioaz"]
+            entry.update(adaptive=m0["value"], vs_best_static=m0["vs_best_static"],
+                         vs_oracle=m0["vs_oracle"], switches=m0["switches"],
+                         phases=m0["phases"])
+            out["mixes"].append(entry)
             if goal == "throughput" and mix == mixes[-1][0] and phase_s == mixes[-1][1]:
-                _timeline(rep, out, ad, whole[best], best, mix, phase_s)
+                _timeline(out, {v: r for v, (r, _) in runs_ad.items()}, whole[best], best, mix,
+                          phase_s)
     out["trace"] = _trace_runs(o, statics)
     rep.data["adaptive"] = out
     for m in out["mixes"]:
+        cal = m.get("ioaz-calibrated")
         rep.summary.append(
             f"adaptive on {m['mix']} ({m['phase_s']:g} s phases, goal {m['goal']}): "
             f"{m['adaptive']:.2f} vs best static {m['best_static']} {m['best_static_value']:.2f}"
             f" ({m['vs_best_static']:.0%}) and per-phase oracle {m['oracle']:.2f} "
-            f"({m['vs_oracle']:.0%})")
+            f"({m['vs_oracle']:.0%})"
+            + (f"; with the model-calibrated matrix {cal['value']:.2f} "
+               f"({cal['vs_best_static']:.0%} of static, {cal['vs_oracle']:.0%} of oracle)"
+               if cal else ""))
     _adaptive_section(rep, out, statics)
     return out
 
 
-def _timeline(rep: Report, out: dict[str, Any], ad: SimResult, st: SimResult, best: str,
+POLICY_SCHEDULER = {"none": "noop"}   # policy names the statics run under another name
+
+
+def _phase_choices(wl: Workload, phase_s: float, ch: Any, picks: list[str],
+                   per_phase: list[dict[str, SimResult]], goal: str) -> list[dict]:
+    """Per phase: the class the agent saw, the policy in force at the phase's end, and what
+    that policy and the phase's best scheduler give when the phase runs alone."""
+    out = []
+    for i, ph in enumerate(wl.phases):
+        ds = [d for d in ch.decisions if i * phase_s < d.now <= (i + 1) * phase_s]
+        last = ds[-1] if ds else None
+        wcl = last.workload_class if last else None
+        pol = last.policy if last else None
+        run = per_phase[i].get(POLICY_SCHEDULER.get(pol or "", pol or ""))
+        out.append({"phase": ph.name, "oracle": picks[i],
+                    "oracle_value": _metric(per_phase[i][picks[i]], goal),
+                    "class": "/".join(wcl.values()) if wcl else None,
+                    "policy_at_end": pol,
+                    "policy_value": _metric(run, goal) if run is not None else None})
+    return out
+
+
+def _timeline(out: dict[str, Any], agents: dict[str, SimResult], st: SimResult, best: str,
               mix: str, phase_s: float) -> None:
     fig, ax = figure(8, 3.4)
-    for r, lab in ((st, f"static {best}"), (ad, "adaptive ioaz")):
+    for r, lab in ((st, f"static {best}"), *[(r, v) for v, r in agents.items()]):
         ys = [(w.read_bytes_per_s + w.write_bytes_per_s) / 1e6 for w in r.windows]
         ax.plot([i * 1.0 for i in range(1, len(ys) + 1)], ys, label=lab,
-                drawstyle="steps-pre")
+                drawstyle="steps-pre", lw=1)
+    ad = agents["ioaz"]
     for sw in ad.switches:
         ax.axvline(sw["t"], color="grey", ls=":", lw=1)
         ax.text(sw["t"], ax.get_ylim()[1] * 0.95, sw["to"], rotation=90, fontsize=7,
                 va="top", ha="right")
     ax.set_xlabel("simulated seconds")
     ax.set_ylabel("MB/s per window")
-    ax.legend(loc="upper left")
+    ax.legend(loc="upper left", fontsize=8)
     out["timeline_plot"] = "adaptive_timeline.png"
-    out["_timeline_fig"] = (fig, f"{mix}, {phase_s:g} s phases: adaptive ioaz (goal "
-                                 f"throughput) against the best static scheduler, per window")
+    out["_timeline_fig"] = (fig, f"{mix}, {phase_s:g} s phases: the agents (goal throughput) "
+                                 "against the best static scheduler, per window; dotted: the "
+                                 "default agent's switches")
 
 
 def _trace_runs(o: Opts, statics: list[str]) -> dict[str, Any]:
@@ -530,11 +586,16 @@ def _trace_runs(o: Opts, statics: list[str]) -> dict[str, Any]:
     for s, r in res.items():
         out["static"][s] = {"mb_s": r.throughput_mb_s, "p50_ms": (r.p50_latency_s or 0) * 1e3,
                             "p99_ms": (r.p99_latency_s or 0) * 1e3, "requests": r.requests}
-    for goal in ("throughput", "latency"):
+    for goal, variant in (("throughput", "ioaz"), ("latency", "ioaz"),
+                          ("throughput", "ioaz-calibrated"), ("latency", "ioaz-calibrated")):
+        cfg = calibrated_config() if variant == "ioaz-calibrated" else None
+        if variant == "ioaz-calibrated" and cfg is None:
+            continue
         d0 = load_device(dev)
-        ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512, start_policy=START)
+        ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512, start_policy=START,
+                          config=cfg)
         r = run_sim(dev, START, empty, chooser=ch, trace=TRACE)
-        out["adaptive"][goal] = {"mb_s": r.throughput_mb_s,
+        out["adaptive"][f"{variant}, {goal}"] = {"mb_s": r.throughput_mb_s,
                                  "p50_ms": (r.p50_latency_s or 0) * 1e3,
                                  "p99_ms": (r.p99_latency_s or 0) * 1e3,
                                  "requests": r.requests,
@@ -543,6 +604,28 @@ def _trace_runs(o: Opts, statics: list[str]) -> dict[str, Any]:
     best = min(out["static"], key=lambda s: out["static"][s]["p99_ms"])
     out["best_static_p99"] = best
     return out
+
+
+def _shortfall(variant: str, m: dict[str, Any]) -> str | None:
+    """Why an agent falls short of the best static scheduler or 95% of the oracle on a mix."""
+    if m["vs_best_static"] >= 1.0 and m["vs_oracle"] >= 0.95:
+        return None
+    wrong = [p for p in m["phases"] if p["policy_value"] is not None
+             and p["policy_value"] < (1 - TIE) * p["oracle_value"]]
+    why = []
+    if wrong:
+        why.append("its matrix's policy is not the model's best in "
+                   + ", ".join(f"'{p['phase']}' ({p['class']}: {p['policy_at_end']} "
+                               f"{p['policy_value']:.2f} vs {p['oracle']} "
+                               f"{p['oracle_value']:.2f})" for p in wrong))
+    why.append(f"each change of phase costs the windows the agent needs to see it: "
+               f"{len(m['switches'])} switches, each at least 3 windows (hysteresis) after "
+               f"the change, in {m['phase_s']:g} s phases")
+    if m["best_static_value"] >= 0.97 * m["oracle"]:
+        why.append(f"{m['best_static']} alone is within "
+                   f"{1 - m['best_static_value'] / m['oracle']:.1%} of the oracle: no phase "
+                   "gains much from leaving it, so every reaction delay is pure loss")
+    return f"{variant} on {m['mix']} {m['phase_s']:g} s, goal {m['goal']}: " + "; ".join(why)
 
 
 def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> None:
@@ -560,39 +643,28 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
            "readers, a database mix, 4 sequential writers.")
     rows = []
     for m in out["mixes"]:
-        rows.append((m["mix"], m["phase_s"], m["goal"], m["adaptive"],
-                     f"{m['best_static']} {m['best_static_value']:.2f}", m["oracle"],
-                     f"{m['vs_best_static']:.0%}", f"{m['vs_oracle']:.0%}",
-                     len(m["switches"])))
-    s.table(["mix", "phase s", "goal", "adaptive", "best static", "oracle", "vs static",
-             "vs oracle", "switches"], rows)
+        for v in out["variants"]:
+            a = m[v]
+            rows.append((m["mix"], m["phase_s"], m["goal"], v, a["value"],
+                         f"{m['best_static']} {m['best_static_value']:.2f}", m["oracle"],
+                         f"{a['vs_best_static']:.0%}", f"{a['vs_oracle']:.0%}",
+                         len(a["switches"])))
+    s.table(["mix", "phase s", "goal", "agent", "adaptive", "best static", "oracle",
+             "vs static", "vs oracle", "switches"], rows)
     s.table(["mix", "phase s", "goal", *statics],
             [(m["mix"], m["phase_s"], m["goal"], *[m["static"][x] for x in statics])
              for m in out["mixes"]])
-    s.text("What the agent saw and chose in each phase (class and policy in force at the "
-           "phase's end) against the oracle's pick:")
-    s.table(["mix", "phase s", "goal", "phase", "class", "ioaz policy", "oracle"],
-            [(m["mix"], m["phase_s"], m["goal"], p["phase"], p["class"], p["policy_at_end"],
-              p["oracle"]) for m in out["mixes"] for p in m["phases"]])
+    s.text("What each agent saw and chose in each phase (class and policy in force at the "
+           "phase's end; its value when the phase runs alone under that policy) against the "
+           "oracle's pick:")
+    s.table(["mix", "phase s", "goal", "agent", "phase", "class", "policy at end",
+             "its value alone", "oracle", "oracle value"],
+            [(m["mix"], m["phase_s"], m["goal"], v, p["phase"], p["class"], p["policy_at_end"],
+              p["policy_value"], p["oracle"], p["oracle_value"])
+             for m in out["mixes"] for v in out["variants"] for p in m[v]["phases"]])
     s.text("Where adaptive falls short, and why (from the numbers above):")
-    notes = []
-    for m in out["mixes"]:
-        if m["vs_best_static"] >= 1.0 and m["vs_oracle"] >= 0.95:
-            continue
-        wrong = [p for p in m["phases"] if p["policy_at_end"] != p["oracle"]]
-        why = []
-        if wrong:
-            why.append("the matrix's policy differs from the model's best in "
-                       + ", ".join(f"'{p['phase']}' ({p['class']}: {p['policy_at_end']}, "
-                                   f"best {p['oracle']})" for p in wrong))
-        why.append(f"each change of phase costs the windows the agent needs to see it: "
-                   f"{len(m['switches'])} switches, each at least 3 windows (hysteresis) after "
-                   f"the change, out of {m['phase_s']:g} s phases")
-        if m["best_static_value"] >= 0.97 * m["oracle"]:
-            why.append(f"{m['best_static']} alone is within "
-                       f"{1 - m['best_static_value'] / m['oracle']:.0%} of the oracle: no phase "
-                       "gains much from leaving it, so every reaction delay is pure loss")
-        notes.append(f"{m['mix']} {m['phase_s']:g} s, goal {m['goal']}: " + "; ".join(why))
+    notes = [n for m0 in out["mixes"] for v in out["variants"]
+             if (n := _shortfall(v, {**m0, **m0[v]}))]
     s.bullets(notes or ["none: adaptive matches the best static scheduler on every mix and "
                         "reaches 95% of the oracle"])
     fig_cap = out.pop("_timeline_fig", None)
