@@ -245,7 +245,8 @@ def boot(initrd: Path, timeout: float, krel: str = KREL, smp: int = 2,
          mem_mb: int = 1024) -> Boot:
     vmlinuz = kernel_tree(krel) / "boot" / f"vmlinuz-{krel}"
     cmd = ["qemu-system-x86_64", "-accel", "tcg", "-m", str(mem_mb), "-smp", str(smp),
-           "-nographic", "-no-reboot", "-kernel", str(vmlinuz), "-initrd", str(initrd),
+           "-nographic", "-no-reboot", "-nic", "none",
+           "-kernel", str(vmlinuz), "-initrd", str(initrd),
            "-append", "console=ttyS0 panic=-1 loglevel=4 nokaslr clocksource=tsc tsc=reliable"]
     try:
         r = subprocess.run(cmd, capture_output=True, timeout=timeout)
