@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, fio_args, need_root, need_tool
+from conftest import fio_args, need_root, need_tool
 
 BIN = Path(sys.executable).parent
 

@@ -132,8 +132,9 @@ def test_a_model_with_another_feature_schema_is_refused_at_start(learned, tmp_pa
 
 
 def test_a_changed_or_untrusted_model_file_is_refused(learned, tmp_path):
-    import skops.io as sio
     from fractions import Fraction
+
+    import skops.io as sio
     from ioaz.learn import model_io
     man = json.loads(learned["model"].read_text())
     evil = tmp_path / "evil.skops"

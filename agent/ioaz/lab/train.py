@@ -67,7 +67,7 @@ def print_report(ev: dict, fam: str, scores: dict, out=sys.stdout) -> None:
     w = max(6, *(len(x) for x in labs)) + 1
     print("confusion matrix (rows: best policy, columns: predicted):", file=out)
     print(" " * w + "".join(f"{x[:w - 1]:>{w}s}" for x in labs), file=out)
-    for lab, row in zip(labs, ev["confusion"]):
+    for lab, row in zip(labs, ev["confusion"], strict=True):
         print(f"{lab:<{w}s}" + "".join(f"{v:>{w}d}" for v in row), file=out)
 
 

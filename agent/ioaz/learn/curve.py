@@ -63,7 +63,7 @@ def measure(dev_path: str, capacity_sectors: int, points: int = 16, samples: int
     try:
         span = capacity_sectors - 16
         for di, d in enumerate(ds):
-            got = []
+            got: list[float] = []
             for s in range(samples):
                 if time.monotonic() > deadline and got:
                     break
@@ -85,7 +85,7 @@ def fit_sqrt(c: Curve) -> dict[str, int]:
     """svc_min_us, svc_max_us, svc_full_sectors of the kernel module's curve
     t(d) = min + (max - min) * sqrt(d / full) for d < full, max beyond, by least squares over
     the measured points (full searched among the measured distances)."""
-    pts = [(d, t) for d, t in zip(c.distances, c.service_s) if d > 0]
+    pts = [(d, t) for d, t in zip(c.distances, c.service_s, strict=True) if d > 0]
     if not pts:
         return {"svc_min_us": 0, "svc_max_us": 0, "svc_full_sectors": 1}
     t_min = min(t for _, t in pts)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import csv
 import math
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from ..classify.types import WindowFeatures
 
@@ -100,7 +100,7 @@ class Row:
             avg_depth=f.get("avg_depth"), mean_size_bytes=f.get("mean_size_bytes"),
             p50_latency_s=f.get("p50_latency_s"), p99_latency_s=f.get("p99_latency_s"),
             merge_ratio=f.get("merge_ratio"), source="dataset",
-            requests=max(self.requests, int((f.get("iops") or 0.0))))
+            requests=max(self.requests, int(f.get("iops") or 0.0)))
 
 
 def _fmt(v: object) -> str:
@@ -183,7 +183,7 @@ class DatasetWriter:
     def close(self) -> None:
         self.f.close()
 
-    def __enter__(self) -> "DatasetWriter":
+    def __enter__(self) -> DatasetWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

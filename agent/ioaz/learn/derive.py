@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import collections
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import yaml
 

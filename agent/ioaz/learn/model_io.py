@@ -92,7 +92,7 @@ class Model:
         import numpy as np
         p = self.estimator.predict_proba(np.asarray([vec], dtype=float))[0]
         out: dict[str, float] = {}
-        for c, v in zip(self.estimator.classes_, p):
+        for c, v in zip(self.estimator.classes_, p, strict=True):
             pol = self.policy_of.get(str(c), str(c))
             out[pol] = out.get(pol, 0.0) + float(v)
         return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))

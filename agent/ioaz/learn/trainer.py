@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import collections
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ..classify.classes import Thresholds
 from .dataset import Outcome, Row, loss, outcomes
@@ -117,7 +118,7 @@ def _predict(est: Any, X: list[list[float]]) -> tuple[list[str], list[float]]:
 
 def _losses(rows: list[Row], chosen: list[str], goal: str,
             outs: dict[str, dict[str, Outcome]]) -> list[float]:
-    return [loss(outs[r.workload], c, goal) for r, c in zip(rows, chosen)]
+    return [loss(outs[r.workload], c, goal) for r, c in zip(rows, chosen, strict=True)]
 
 
 def _folds(groups: list[str], k: int, seed: int) -> list[tuple[list[int], list[int]]]:
@@ -143,7 +144,7 @@ def select_family(s: Split, goal: str, tie: float, k: int = 3,
             est = _fit(fam, sub)
             pred, _ = _predict(est, [s.X[i] for i in te])
             ls += _losses([s.rows[i] for i in te], pred, goal, outs)
-            acc += [p == s.y[i] for p, i in zip(pred, te)]
+            acc += [p == s.y[i] for p, i in zip(pred, te, strict=True)]
         scores[name] = {"loss": statistics.fmean(ls), "accuracy": statistics.fmean(acc)}
     best = min(scores, key=lambda n: (scores[n]["loss"], -scores[n]["accuracy"], n))
     return best, scores
@@ -196,7 +197,7 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         cand_of = {r.policy: r.candidate for r in train.rows}
         mat = [cand_of.get(table[row_class(r, t)].policy, table[row_class(r, t)].policy)
                for r in test_rows]
-        fb = [p if c >= min_confidence else m for p, c, m in zip(pred, conf, mat)]
+        fb = [p if c >= min_confidence else m for p, c, m in zip(pred, conf, mat, strict=True)]
         below += sum(c < min_confidence for c in conf)
         tr_outs = outcomes(train.rows)
         fixed = max(sorted({c for per in tr_outs.values() for c in per}),
@@ -210,7 +211,7 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         b_loss += _losses(test_rows, [fixed] * len(test_rows), goal, outs)
         y_true += [full.y[i] for i in te]
         y_pred += pred
-        for r, a, b in zip(test_rows, ml, xl):
+        for r, a, b in zip(test_rows, ml, xl, strict=True):
             d = per_w.setdefault(r.workload, {"model": [], "matrix": []})
             d["model"].append(a)
             d["matrix"].append(b)
@@ -218,7 +219,7 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
     cm = confusion_matrix(y_true, y_pred, labels=labs).tolist()
     return Evaluation(
         goal=goal, workloads=len(outs), rows=len(rows), folds=len(folds),
-        accuracy=statistics.fmean(a == b for a, b in zip(y_true, y_pred)),
+        accuracy=statistics.fmean(a == b for a, b in zip(y_true, y_pred, strict=True)),
         model_loss=statistics.fmean(m_loss), model_loss_max=max(m_loss),
         matrix_loss=statistics.fmean(x_loss), matrix_loss_max=max(x_loss),
         fallback_loss=statistics.fmean(f_loss), fixed_loss=statistics.fmean(b_loss),
