@@ -230,8 +230,8 @@ def suite_real(rep: Report, quick: bool) -> dict[str, Any]:
         f"{out['vs_best_throughput']:.2f}x the best static ({best_thr}), p99 "
         f"{ad['p99_ms']:.2f} ms = {out['p99_vs_best']:.2f}x the best static p99 ({best_p99}); "
         f"{len(ad['switches'])} switch decisions")
-    s = rep.section("Real: ioazd against each static kernel scheduler on a loop device")
-    s.text(f"Mean of {rounds} interleaved round(s). A {LOOP_MB} MiB loop device over "
+    sec = rep.section("Real: ioazd against each static kernel scheduler on a loop device")
+    sec.text(f"Mean of {rounds} interleaved round(s). A {LOOP_MB} MiB loop device over "
            "/dev/shm, fio (O_DIRECT, psync) in four "
            f"stonewalled phases of {phase_s:g} s: 4 sequential 4 KiB readers, 16 random 4 KiB "
            "readers, one sequential 128 KiB writer, 4 sequential 128 KiB readers. Once under "
@@ -248,11 +248,11 @@ def suite_real(rep: Report, quick: bool) -> dict[str, Any]:
              v["p99_ms"] / max(st[best_p99]["p99_ms"], 1e-9)) for k, v in st.items()]
     rows.append(("ioazd", ad["mb_s"], out["vs_best_throughput"], ad["p99_ms"],
                  out["p99_vs_best"]))
-    s.table(["scheduler", "MB/s", "x best MB/s", "p99 ms", "x best p99"], rows, digits=2)
-    s.table(["scheduler", *[p["phase"] for p in ad["phases"]]],
+    sec.table(["scheduler", "MB/s", "x best MB/s", "p99 ms", "x best p99"], rows, digits=2)
+    sec.table(["scheduler", *[p["phase"] for p in ad["phases"]]],
             [(k, *[f"{p['mb_s']:.0f} MB/s, p99 {p['p99_ms']:.2f} ms" for p in v["phases"]])
              for k, v in [*st.items(), ("ioazd", ad)]])
-    s.text("ioazd's switch decisions (a policy change may keep the same kernel scheduler): "
+    sec.text("ioazd's switch decisions (a policy change may keep the same kernel scheduler): "
            + (", ".join(
                f"{d['t']:g} s -> {d['policy']} ({d['class']})" for d in ad["switches"]) or "none")
            + f"; classes seen: {', '.join(ad['classes']) or '-'}.")
@@ -267,5 +267,5 @@ def suite_real(rep: Report, quick: bool) -> dict[str, Any]:
     ax2.plot(range(len(labels)), [st[k]["p99_ms"] for k in st] + [ad["p99_ms"]], "k^",
              label="p99 ms")
     ax2.set_ylabel("p99 ms")
-    s.plot("real_loop", fig, "Loop device: throughput (bars) and p99 latency (triangles)")
+    sec.plot("real_loop", fig, "Loop device: throughput (bars) and p99 latency (triangles)")
     return out

@@ -134,8 +134,8 @@ def suite_ioaz(rep: Report, o: Opts) -> dict[str, Any]:
                        f"paper's in {tot}/{ncells} cells; {tot_tie} more are within "
                        f"{TIE:.0%} (a tie); with CFQ without idling (the paper's 2.6.11 CFQ "
                        f"had none) {noidle['agree']}/{ncells} (+{noidle['ties']} ties)")
-    s = rep.section("IOAZ: best scheduler per category and goal, beside the paper's Tables 1-3")
-    s.text(f"Every IOAZ category (1/4/8/16 processes x sequential/random x read/write, "
+    sec = rep.section("IOAZ: best scheduler per category and goal, beside the paper's Tables 1-3")
+    sec.text(f"Every IOAZ category (1/4/8/16 processes x sequential/random x read/write, "
            f"`ioaz-lab sim ioaz-N-PATTERN-MODE`) on the `{IOAZ_DEVICE}` model (the paper's 40 GB "
            f"Maxtor), {dur:g} simulated seconds under each of the paper's four schedulers. The "
            "goal is the per-process throughput: min (Table 1), max (Table 2), mean (Table 3). "
@@ -150,7 +150,7 @@ def suite_ioaz(rep: Report, o: Opts) -> dict[str, Any]:
                          g["cells"] - g["agree"] - g["ties"], g["cells"]))
         rows.append((label, "all", ag["agree"], ag["ties"],
                      ag["cells"] - ag["agree"] - ag["ties"], ag["cells"]))
-    s.table(["model CFQ", "goal", "agree", f"tie (<{TIE:.0%})", "differ", "cells"], rows)
+    sec.table(["model CFQ", "goal", "agree", f"tie (<{TIE:.0%})", "differ", "cells"], rows)
     rows_all = []
     nd = {(g, c["processes"], c["pattern"], c["mode"]): c
           for g, gg in noidle["goals"].items() for c in gg["detail"]}
@@ -168,10 +168,10 @@ def suite_ioaz(rep: Report, o: Opts) -> dict[str, Any]:
                              PAPER_NAME[c2["model"]],
                              *[c["mb_s"][x] for x in IOAZ_SCHEDULERS],
                              getattr(res["cfq-noidle"], attr)))
-    s.table(["table", "procs", "pattern", "mode", "paper", "model", "agree",
+    sec.table(["table", "procs", "pattern", "mode", "paper", "model", "agree",
              "model (CFQ no idle)", *[f"{PAPER_NAME[x]} MB/s" for x in IOAZ_SCHEDULERS],
              "CFQ no idle MB/s"], rows_all)
-    s.text("Why the disagreeing cells differ (model CFQ with idling; generated from this run's "
+    sec.text("Why the disagreeing cells differ (model CFQ with idling; generated from this run's "
            "numbers and the model's known limits, sim/README.md):")
     seen: dict[str, list[str]] = {}
     for goal, g in main["goals"].items():
@@ -180,12 +180,12 @@ def suite_ioaz(rep: Report, o: Opts) -> dict[str, Any]:
                 seen.setdefault(c["why"], []).append(
                     f"{goal} {c['processes']}/{c['pattern']}/{c['mode']} "
                     f"(paper {PAPER_NAME[c['paper']]}, model {PAPER_NAME[c['model']]})")
-    s.bullets([f"{why}: {', '.join(cs)}" for why, cs in seen.items()] or ["none"])
-    _ioaz_plot(s, out)
+    sec.bullets([f"{why}: {', '.join(cs)}" for why, cs in seen.items()] or ["none"])
+    _ioaz_plot(sec, out)
     return out
 
 
-def _ioaz_plot(s: Any, out: dict[str, Any]) -> None:
+def _ioaz_plot(sec: Any, out: dict[str, Any]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -212,7 +212,7 @@ def _ioaz_plot(s: Any, out: dict[str, Any]) -> None:
         ax.set_yticks([3.5, 2.5, 1.5, 0.5])
         ax.set_yticklabels(rows)
         ax.set_title(f"Table {g['table']} ({goal}): {g['agree']}/{g['cells']} agree")
-    s.plot("ioaz_tables", fig, "Each cell: the paper's choice above the model's; green agree, "
+    sec.plot("ioaz_tables", fig, "Each cell: the paper's choice above the model's; green agree, "
            f"yellow within {TIE:.0%}, red differ")
 
 
@@ -242,7 +242,7 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
     dur = o.dur(20.0, 4.0)
     # 6.1: SSTF and SCAN (V(R) with rev_penalty 1 and 0) near-identical
     wls = ["ioaz-4-rand-read", "ioaz-16-rand-read", "database", "postmark"]
-    sstf_scan = []
+    sstf_scan: list[dict[str, Any]] = []
     for w in wls:
         a = run_sim(dev, "sstf", named_workload(w, dur))
         b = run_sim(dev, "scan", named_workload(w, dur))
@@ -303,14 +303,14 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
     best_q = {a: max(v, key=lambda q: v[q]) for a, v in raid.items()}
     rep.data["carroll"] = out
 
-    s = rep.section("Carroll: SSTF vs SCAN, deadline's collapse to FIFO, RAID queue depth")
-    s.text(f"**SSTF and SCAN (6.1).** V(R) with rev_penalty 1 (SSTF) and 0 (SCAN) on `{dev}` "
+    sec = rep.section("Carroll: SSTF vs SCAN, deadline's collapse to FIFO, RAID queue depth")
+    sec.text(f"**SSTF and SCAN (6.1).** V(R) with rev_penalty 1 (SSTF) and 0 (SCAN) on `{dev}` "
            f"(Carroll Table 4.3's HP disk), {dur:g} s each. Carroll found the two "
            "near-identical on every benchmark.")
-    s.table(["workload", "SSTF MB/s", "SCAN MB/s", "SSTF/SCAN"],
+    sec.table(["workload", "SSTF MB/s", "SCAN MB/s", "SSTF/SCAN"],
             [(r["workload"], r["sstf_mb_s"], r["scan_mb_s"], r["ratio"]) for r in sstf_scan],
             digits=3)
-    s.text("**Deadline degrading to FIFO (5.1.1) and the expiry-scaling fix (6.4, "
+    sec.text("**Deadline degrading to FIFO (5.1.1) and the expiry-scaling fix (6.4, "
            "`ioaz.actuate.knob_rules.deadline_expiries`: read_expire = 2 x p99, at least "
            "500 ms).** Four processes keep D random 4 KiB reads each in flight over the whole "
            "disk. Once requests wait longer than read_expire (500 ms) nearly all are expired: "
@@ -324,7 +324,7 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
            "(*rule*) leaves read_expire at 500 ms; scaled from the latency the application "
            "sees (submit to completion, *app p99*) the expiry moves above the queueing delay "
            "and deadline sorts again.")
-    s.table(["outstanding", "FIFO IOPS", "SSTF IOPS", "deadline IOPS", "deadline b1 IOPS",
+    sec.table(["outstanding", "FIFO IOPS", "SSTF IOPS", "deadline IOPS", "deadline b1 IOPS",
              "b1 p99 ms", "probe p99 ms", "rule read_expire", "b1 (rule)",
              "app read_expire", "b1 (app p99)"],
             [(r["outstanding"], r["fifo"], r["sstf"], r["deadline"], r["deadline_b1"],
@@ -342,23 +342,24 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
     ax.set_ylabel("IOPS")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    s.plot("carroll_deadline_fifo", fig, f"Deadline vs FIFO and SSTF as the queue grows ({dev})")
-    s.text(f"**Controller queue depth on RAID (5.4).** Deadline on four-disk arrays of the same "
+    sec.plot("carroll_deadline_fifo", fig, f"Deadline vs FIFO and SSTF as the queue grows ({dev})")
+    sec.text(f"**Controller queue depth on RAID (5.4).** Deadline on four-disk arrays of the same "
            f"disk, 8 processes x 8 outstanding 16 KiB random requests (70% reads), {dur:g} s per "
-           f"depth. Carroll found 32 best on average over his setups (too shallow costs much, "
-           f"too deep little). Best depth here: "
+           f"depth (64 requests outstanding, so depths above 64 change nothing). Carroll found "
+           f"32 best on average over his setups (too shallow costs much, too deep little). "
+           f"Best depth here: "
            + ", ".join(f"{a} {q}" for a, q in best_q.items()) + ".")
-    s.table(["array", *[f"qd {q}" for q in qds]],
-            [(a, *[v[q] for q in qds]) for a, v in raid.items()])
+    sec.table(["array", *[f"qd {q}" for q in qds]],
+            [(arr, *[v[q] for q in qds]) for arr, v in raid.items()])
     fig, ax = figure()
-    for a, v in raid.items():
-        ax.plot(qds, [v[q] for q in qds], marker="o", label=a)
+    for arr, v in raid.items():
+        ax.plot(qds, [v[q] for q in qds], marker="o", label=arr)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("controller queue depth")
     ax.set_ylabel("MB/s")
     ax.legend()
     ax.grid(alpha=0.3)
-    s.plot("carroll_raid_queue_depth", fig, "Throughput against controller queue depth")
+    sec.plot("carroll_raid_queue_depth", fig, "Throughput against controller queue depth")
     return out
 
 
@@ -391,21 +392,21 @@ def suite_xujiang(rep: Report, o: Opts) -> dict[str, Any]:
     rep.summary.append(f"Xu & Jiang par-read on {dev}: stream {thr['stream']:.1f} MB/s = "
                        f"{out['stream_vs_deadline']:.2f}x deadline, {out['stream_vs_noop']:.2f}x "
                        "noop (paper: 3.2x; target >= 2.5x)")
-    s = rep.section("Xu & Jiang: par-read under stream, deadline and noop")
-    s.text(f"Four synchronous readers, 4 KiB requests, 1 GB files 50 GB apart, think time 0 "
+    sec = rep.section("Xu & Jiang: par-read under stream, deadline and noop")
+    sec.text(f"Four synchronous readers, 4 KiB requests, 1 GB files 50 GB apart, think time 0 "
            f"(`ioaz-lab sim par-read --device {dev}`), {dur:g} simulated seconds. The paper "
            "(Figure 3) measured 3.2x for stream over the others; noop gave 16.0 MB/s.")
-    s.table(["scheduler", "MB/s", "x deadline", "slowest process MB/s"],
+    sec.table(["scheduler", "MB/s", "x deadline", "slowest process MB/s"],
             [(k, v, v / thr["deadline"], out["proc_min_mb_s"][k]) for k, v in thr.items()])
     if think:
-        s.text("Through the page cache (`par-read-buffered`, 128 KiB read-ahead) against the "
+        sec.text("Through the page cache (`par-read-buffered`, 128 KiB read-ahead) against the "
                "readers' think time: stream's advantage shrinks as the streams break (3.3).")
-        s.table(["think ms", "stream MB/s", "noop MB/s", "stream/noop"],
+        sec.table(["think ms", "stream MB/s", "noop MB/s", "stream/noop"],
                 [(r["think_ms"], r["stream"], r["noop"], r["ratio"]) for r in think])
     fig, ax = figure()
     bars(ax, list(thr), list(thr.values()), "MB/s", highlight=["stream"])
     ax.set_title(f"par-read on {dev}")
-    s.plot("xujiang_par_read", fig, "par-read throughput per scheduler")
+    sec.plot("xujiang_par_read", fig, "par-read throughput per scheduler")
     return out
 
 
@@ -448,6 +449,10 @@ def calibrated_config() -> Any:
     return DecideConfig(matrix_dir=CALIBRATED_DIR, matrix_rules=(Rule(0, files),))
 
 
+def _best(runs: dict[str, SimResult], goal: str) -> str:
+    return max(runs, key=lambda name: _metric(runs[name], goal))
+
+
 def _metric(r: SimResult, goal: str) -> float:
     return float(getattr(r, GOAL_METRIC[goal]))
 
@@ -483,7 +488,7 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
             ad, ch = runs_ad["ioaz"]
             # the per-phase oracle: each phase run alone under its best static scheduler for
             # this goal, no switch cost: an upper bound for any chooser
-            picks = [max(pp, key=lambda s, pp=pp: _metric(pp[s], goal)) for pp in per_phase]
+            picks = [_best(pp, goal) for pp in per_phase]
             runs = [pp[p] for pp, p in zip(per_phase, picks, strict=True)]
             o_thr = sum(r.bytes for r in runs) / sum(r.sim_s for r in runs) / 1e6
             o_procs = [v for r in runs for v in r.proc_mb_s.values()]
@@ -538,14 +543,18 @@ def _phase_choices(wl: Workload, phase_s: float, ch: Any, picks: list[str],
     that policy and the phase's best scheduler give when the phase runs alone."""
     out = []
     for i, ph in enumerate(wl.phases):
-        ds = [d for d in ch.decisions if i * phase_s < d.now <= (i + 1) * phase_s]
+        # the window that ends at a phase boundary already holds the next phase's first
+        # requests (its processes start at the boundary): it belongs to neither
+        ds = [d for d in ch.decisions if i * phase_s < d.now < (i + 1) * phase_s - 1e-9]
         last = ds[-1] if ds else None
-        wcl = last.workload_class if last else None
+        seen = [tuple(d.workload_class.values()) for d in ds if d.workload_class]
+        wcl = max(set(seen), key=seen.count) if seen else None   # the phase's usual class
         pol = last.policy if last else None
         run = per_phase[i].get(POLICY_SCHEDULER.get(pol or "", pol or ""))
         out.append({"phase": ph.name, "oracle": picks[i],
                     "oracle_value": _metric(per_phase[i][picks[i]], goal),
-                    "class": "/".join(wcl.values()) if wcl else None,
+                    "class": "/".join(wcl) if wcl else None,
+                    "classes_seen": len(set(seen)),
                     "policy_at_end": pol,
                     "policy_value": _metric(run, goal) if run is not None else None})
     return out
@@ -618,6 +627,11 @@ def _shortfall(variant: str, m: dict[str, Any]) -> str | None:
                    + ", ".join(f"'{p['phase']}' ({p['class']}: {p['policy_at_end']} "
                                f"{p['policy_value']:.2f} vs {p['oracle']} "
                                f"{p['oracle_value']:.2f})" for p in wrong))
+    flip = [p for p in m["phases"] if p["classes_seen"] > 1]
+    if flip:
+        why.append("windows of " + ", ".join(f"'{p['phase']}'" for p in flip)
+                   + " fall in more than one class (a mix near a class boundary, e.g. "
+                   "postmark's 50% reads), so hysteresis holds or the agent flaps")
     why.append(f"each change of phase costs the windows the agent needs to see it: "
                f"{len(m['switches'])} switches, each at least 3 windows (hysteresis) after "
                f"the change, in {m['phase_s']:g} s phases")
@@ -629,8 +643,8 @@ def _shortfall(variant: str, m: dict[str, Any]) -> str | None:
 
 
 def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> None:
-    s = rep.section("Adaptive ioaz against every static scheduler and the per-phase oracle")
-    s.text(f"ioaz's own classify + decide code (`ioaz.sim.adaptive.AgentChooser`, the ioazd "
+    sec = rep.section("Adaptive ioaz against every static scheduler and the per-phase oracle")
+    sec.text(f"ioaz's own classify + decide code (`ioaz.sim.adaptive.AgentChooser`, the ioazd "
            f"defaults: 1 s windows, 3-window hysteresis, 5 s dwell after its own switches, 2 s "
            f"cooldown, 12 switches per hour) chooses the scheduler each window on the "
            f"`{out['device']}` model, starting from {START}; every switch drains the queue "
@@ -641,7 +655,7 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
            "observe first can reach. Mixes: `phases` = par-read, 16 random readers, 1 "
            "sequential writer, 4 sequential readers; `phases-office` = postmark, 8 sequential "
            "readers, a database mix, 4 sequential writers.")
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     for m in out["mixes"]:
         for v in out["variants"]:
             a = m[v]
@@ -649,27 +663,27 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
                          f"{m['best_static']} {m['best_static_value']:.2f}", m["oracle"],
                          f"{a['vs_best_static']:.0%}", f"{a['vs_oracle']:.0%}",
                          len(a["switches"])))
-    s.table(["mix", "phase s", "goal", "agent", "adaptive", "best static", "oracle",
+    sec.table(["mix", "phase s", "goal", "agent", "adaptive", "best static", "oracle",
              "vs static", "vs oracle", "switches"], rows)
-    s.table(["mix", "phase s", "goal", *statics],
+    sec.table(["mix", "phase s", "goal", *statics],
             [(m["mix"], m["phase_s"], m["goal"], *[m["static"][x] for x in statics])
              for m in out["mixes"]])
-    s.text("What each agent saw and chose in each phase (class and policy in force at the "
-           "phase's end; its value when the phase runs alone under that policy) against the "
-           "oracle's pick:")
-    s.table(["mix", "phase s", "goal", "agent", "phase", "class", "policy at end",
+    sec.text("What each agent saw and chose in each phase (its most frequent class, how many "
+           "classes its windows fell in, the policy in force at the phase's end and what that "
+           "policy gives when the phase runs alone) against the oracle's pick:")
+    sec.table(["mix", "phase s", "goal", "agent", "phase", "class", "classes", "policy at end",
              "its value alone", "oracle", "oracle value"],
-            [(m["mix"], m["phase_s"], m["goal"], v, p["phase"], p["class"], p["policy_at_end"],
-              p["policy_value"], p["oracle"], p["oracle_value"])
+            [(m["mix"], m["phase_s"], m["goal"], v, p["phase"], p["class"], p["classes_seen"],
+              p["policy_at_end"], p["policy_value"], p["oracle"], p["oracle_value"])
              for m in out["mixes"] for v in out["variants"] for p in m[v]["phases"]])
-    s.text("Where adaptive falls short, and why (from the numbers above):")
+    sec.text("Where adaptive falls short, and why (from the numbers above):")
     notes = [n for m0 in out["mixes"] for v in out["variants"]
              if (n := _shortfall(v, {**m0, **m0[v]}))]
-    s.bullets(notes or ["none: adaptive matches the best static scheduler on every mix and "
+    sec.bullets(notes or ["none: adaptive matches the best static scheduler on every mix and "
                         "reaches 95% of the oracle"])
     fig_cap = out.pop("_timeline_fig", None)
     if fig_cap:
-        s.plot("adaptive_timeline", *fig_cap)
+        sec.plot("adaptive_timeline", *fig_cap)
     fig, ax = figure(8, 3.6)
     ms = [m for m in out["mixes"] if m["goal"] == "throughput"]
     width = 0.8 / (len(statics) + 2)
@@ -682,20 +696,21 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
     ax.set_ylabel("throughput / oracle")
     ax.legend(fontsize=7, ncol=4)
     ax.grid(axis="y", alpha=0.3)
-    s.plot("adaptive_mixes", fig, "Total throughput relative to the per-phase oracle")
+    sec.plot("adaptive_mixes", fig, "Total throughput relative to the per-phase oracle")
     t = out["trace"]
     if "skipped" in t:
-        s.text(f"Recorded trace: skipped ({t['skipped']}).")
+        sec.text(f"Recorded trace: skipped ({t['skipped']}).")
         return
-    s.text(f"**Recorded trace** `tests/data/{t['file']}` (recorded with `ioaz-lab record` from a "
+    sec.text(f"**Recorded trace** `tests/data/{t['file']}` (recorded with `ioaz-lab record` from a "
            "loop device while fio ran `tests/data/trace-phases-loop.fio`: 4 sequential readers, "
            "then 8 random readers, then one sequential writer, rate-capped), replayed open loop "
            f"on `{t['device']}`. Every scheduler serves the same requests at the same times, so "
            "throughput is the trace's; the difference is latency.")
-    rows = [(k, v["mb_s"], v["p50_ms"], v["p99_ms"], "") for k, v in t["static"].items()]
-    rows += [(f"adaptive ({g})", v["mb_s"], v["p50_ms"], v["p99_ms"], ", ".join(v["switches"]))
+    trows: list[tuple[Any, ...]] = [(k, v["mb_s"], v["p50_ms"], v["p99_ms"], "")
+                                    for k, v in t["static"].items()]
+    trows += [(f"adaptive ({g})", v["mb_s"], v["p50_ms"], v["p99_ms"], ", ".join(v["switches"]))
              for g, v in t["adaptive"].items()]
-    s.table(["scheduler", "MB/s", "p50 ms", "p99 ms", "switches"], rows)
+    sec.table(["scheduler", "MB/s", "p50 ms", "p99 ms", "switches"], trows)
 
 
 # ------------------------------------------------------------------------------- speed
@@ -711,12 +726,12 @@ def suite_speed(rep: Report, o: Opts) -> dict[str, Any]:
                        + ", ".join(f"{r['case']} {r['requests_per_cpu_s']:,.0f} req/s"
                                    for r in hdd)
                        + f"; fastest case {max(r['requests_per_cpu_s'] for r in rows):,.0f}")
-    s = rep.section("Simulator speed")
-    s.text("`ioaz-lab sim --bench`: simulated requests per second of wall time and of the "
+    sec = rep.section("Simulator speed")
+    sec.text("`ioaz-lab sim --bench`: simulated requests per second of wall time and of the "
            f"process's CPU time (the speed on one core whatever else the machine runs); target "
            f"{TARGET_REQ_PER_S:,} per second. " + ("Quick run: 1 simulated second per case, once."
                                                    if o.quick else "5 s per case, best of 3."))
-    s.table(["case", "requests", "wall s", "req/s wall", "req/s CPU"],
+    sec.table(["case", "requests", "wall s", "req/s wall", "req/s CPU"],
             [(r["case"], r["requests"], r["wall_s"], r["requests_per_wall_s"],
               r["requests_per_cpu_s"]) for r in rows], digits=0)
     return out
