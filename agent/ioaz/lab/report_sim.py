@@ -462,7 +462,8 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
 
     dev = ADAPTIVE_DEVICE
     statics = ["fcfs", "deadline", "anticipatory", "cfq", "vr", "stream"] if o.quick else \
-        ["fcfs", "noop", "deadline", "anticipatory", "cfq", "vr", "sstf", "stream", "kyber"]
+        ["fcfs", "noop", "deadline", "anticipatory", "cfq", "vr", "sstf", "scan", "stream",
+         "kyber"]
     mixes = [("phases", 10.0)] if o.quick else \
         [("phases", 10.0), ("phases", 60.0), ("phases-office", 60.0)]
     goals = ("throughput", "mean")
