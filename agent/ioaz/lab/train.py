@@ -34,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--folds", type=int, default=5, help="held-out folds over workloads")
     p.add_argument("--min-confidence", type=float, default=0.6,
                    help="below this the daemon falls back to the matrix (for the report)")
-    p.add_argument("--tie", type=float, default=0.02,
+    p.add_argument("--tie", type=float, default=0.04,
                    help="candidates within this share of the best count as tied")
     p.add_argument("--report", help="also write the report as JSON here")
     p.add_argument("--thresholds", help="class thresholds YAML (default: ioaz's)")
