@@ -132,6 +132,11 @@ class Queue:
 
     def set(self, sched: str, knobs: dict[str, int | str]) -> None:
         (self.q / "scheduler").write_text(sched)
+        # Writing the active scheduler's name again keeps its instance, and so the knobs an
+        # earlier candidate set: put those back first.
+        for k, v in self.knobs.get(sched, {}).items():
+            if k not in knobs:
+                (self.q / "iosched" / k).write_text(v)
         for k, v in knobs.items():
             path = self.q / "iosched" / k
             saved = self.knobs.setdefault(sched, {})

@@ -1,0 +1,52 @@
+"""What a real calibration asks fio for, and what it reads back: one job per process on its
+own slice of the device, the workload's pattern, size, depth and think time; per-process
+MB/s, their min/max/mean, and latency percentiles from fio's JSON."""
+from __future__ import annotations
+
+import configparser
+
+from ioaz.learn.grid import WorkSpec, full_grid, quick, sample
+from ioaz.learn.realcal import fio_jobfile, fio_outcome
+
+
+def jobs(text: str) -> configparser.ConfigParser:
+    c = configparser.ConfigParser()
+    c.read_string(text)
+    return c
+
+
+def test_one_fio_job_per_process_each_on_its_own_slice():
+    w = WorkSpec(4, "rand", "mixed", 64, think_ms=3.0)
+    c = jobs(fio_jobfile(w, "/dev/loop9", 1 << 30, 2.0))
+    g = c["global"]
+    assert (g["rw"], g["bs"], g["rwmixread"], g["ioengine"]) == ("randrw", "64k", "70", "psync")
+    assert g["thinktime"] == "3000" and g["direct"] == "1" and g["filename"] == "/dev/loop9"
+    assert [c[f"p{i}"]["offset"] for i in range(4)] == [str(i * (256 << 20)) for i in range(4)]
+    assert int(g["size"]) == 256 << 20
+    a = jobs(fio_jobfile(WorkSpec(1, "seq", "write", 128, depth=8), "/dev/x", 1 << 30, 1))
+    assert (a["global"]["rw"], a["global"]["ioengine"], a["global"]["iodepth"]) == \
+        ("write", "libaio", "8")
+
+
+def _job(read_bw: int, write_bw: int, p50_ns: int, p99_ns: int) -> dict:
+    def d(bw: int) -> dict:
+        return {"bw_bytes": bw, "total_ios": 100 if bw else 0,
+                "clat_ns": {"percentile": {"50.000000": p50_ns, "99.000000": p99_ns}}}
+    return {"read": d(read_bw), "write": d(write_bw)}
+
+
+def test_fio_report_gives_per_process_min_max_mean_and_latency():
+    r = fio_outcome({"jobs": [_job(2_000_000, 0, 1_000_000, 9_000_000),
+                              _job(4_000_000, 2_000_000, 3_000_000, 5_000_000)]})
+    assert r["proc_min_mb_s"] == 2.0 and r["proc_max_mb_s"] == 6.0
+    assert r["proc_mean_mb_s"] == 4.0 and r["throughput_mb_s"] == 8.0
+    assert r["p99_latency_s"] == 0.009 and r["requests"] == 300
+    assert r["p50_latency_s"] in (0.001, 0.003)
+
+
+def test_workload_ids_are_stable_and_samples_grow_as_prefixes():
+    ids = [w.id for w in full_grid()]
+    assert len(ids) == len(set(ids)) == 360
+    assert [w.id for w in sample(120)] == [w.id for w in sample(240)][:120]
+    assert [w.id for w in quick(5)] == [w.id for w in quick(14)][:5]
+    assert sample(16)[0].id == "1p-seq-read-128k-t0-d1-g1_2"
