@@ -520,6 +520,8 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
                 _timeline(out, {v: r for v, (r, _) in runs_ad.items()}, whole[best], best, mix,
                           phase_s)
     out["trace"] = _trace_runs(o, statics)
+    if not o.quick:
+        out["hysteresis"] = _hysteresis_sweep(out)
     rep.data["adaptive"] = out
     for m in out["mixes"]:
         cal = m.get("ioaz-calibrated")
@@ -580,6 +582,35 @@ def _timeline(out: dict[str, Any], agents: dict[str, SimResult], st: SimResult, 
     out["_timeline_fig"] = (fig, f"{mix}, {phase_s:g} s phases: the agents (goal throughput) "
                                  "against the best static scheduler, per window; dotted: the "
                                  "default agent's switches")
+
+
+def _hysteresis_sweep(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the reaction delay costs: the `phases` mix with 10 s phases under 1, 2 and 3 (the
+    default) hysteresis windows, other damping as shipped. A sensitivity reading, not a
+    setting: the defaults are not changed from it."""
+    from dataclasses import replace as dc_replace
+
+    from ioaz.decide.config import DecideConfig
+    from ioaz.sim.adaptive import AgentChooser
+
+    ref = next((m for m in out["mixes"] if m["mix"] == "phases" and m["phase_s"] == 10.0
+                and m["goal"] == "throughput"), None)
+    if ref is None:
+        return []
+    rows = []
+    for variant in out["variants"]:
+        base = calibrated_config() if variant == "ioaz-calibrated" else DecideConfig()
+        for h in (1, 2, 3):
+            cfg = dc_replace(base, hysteresis_windows=h)
+            d0 = load_device(ADAPTIVE_DEVICE)
+            ch = AgentChooser(goal="throughput", size_bytes=d0.capacity_sectors * 512,
+                              start_policy=START, config=cfg)
+            r = run_sim(ADAPTIVE_DEVICE, START, _mix("phases", 10.0), chooser=ch)
+            rows.append({"agent": variant, "hysteresis_windows": h,
+                         "mb_s": r.throughput_mb_s, "switches": len(r.switches),
+                         "vs_best_static": r.throughput_mb_s / ref["best_static_value"],
+                         "vs_oracle": r.throughput_mb_s / ref["oracle"]})
+    return rows
 
 
 def _trace_runs(o: Opts, statics: list[str]) -> dict[str, Any]:
@@ -698,6 +729,17 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
     ax.legend(fontsize=7, ncol=4)
     ax.grid(axis="y", alpha=0.3)
     sec.plot("adaptive_mixes", fig, "Total throughput relative to the per-phase oracle")
+    hy = out.get("hysteresis")
+    if hy:
+        sec.text("**Reaction delay.** `phases` with 10 s phases, goal throughput, with 1, 2 and 3 "
+                 "(ioazd's default) hysteresis windows and the other damping as shipped: what "
+                 "waiting for confirmation costs on phases this short. A sensitivity reading; "
+                 "the defaults were not changed from it (on a real disk one noisy window must "
+                 "not switch the scheduler).")
+        sec.table(["agent", "hysteresis windows", "MB/s", "switches", "vs best static",
+                   "vs oracle"],
+                  [(r["agent"], r["hysteresis_windows"], r["mb_s"], r["switches"],
+                    f"{r['vs_best_static']:.0%}", f"{r['vs_oracle']:.0%}") for r in hy])
     t = out["trace"]
     if "skipped" in t:
         sec.text(f"Recorded trace: skipped ({t['skipped']}).")
