@@ -78,3 +78,15 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     cell = m.tables["mean"]["4/random/read"]
     assert cell.policy == "cfq" and cell.source.kind == "measured"
     assert m.tables["mean"]["1/sequential/read"].source.kind == "judgement"
+
+
+def test_the_closed_loop_settles_or_pays_for_its_cycle():
+    from ioaz.learn.dataset import outcomes
+    from ioaz.learn.trainer import _loop_losses
+    rows = [row("w", "a", 10.0), row("w", "b", 5.0), row("w", "c", 8.0)]
+    outs = outcomes(rows)
+    # under a the model says b, under b it says a (it flips), under c it stays on c
+    got = _loop_losses(rows, ["b", "a", "c"], "mean", outs)
+    assert got == pytest.approx([0.25, 0.25, 0.2])
+    # a model that always says a settles there from anywhere: no loss
+    assert _loop_losses(rows, ["a", "a", "a"], "mean", outs) == [0.0, 0.0, 0.0]

@@ -69,7 +69,8 @@ def test_training_reports_held_out_accuracy_and_loss_next_to_the_matrix(learned)
     r = json.loads((learned["dir"] / "report.json").read_text())
     assert r["folds"] >= 2 and r["workloads"] == 14
     assert 0.0 <= r["accuracy"] <= 1.0
-    for k in ("model_loss", "matrix_loss", "fallback_loss", "fixed_loss"):
+    for k in ("model_loss", "matrix_loss", "fallback_loss", "fixed_loss", "model_loop_loss",
+              "matrix_loop_loss"):
         assert 0.0 <= r[k] <= 1.0
     assert sum(map(sum, r["confusion"])) == r["rows"]
     assert r["family"] in ("tree", "forest", "boosting", "logistic")

@@ -63,6 +63,8 @@ def print_report(ev: dict, fam: str, scores: dict, out=sys.stdout) -> None:
     print(f"  model, matrix below {ev['min_confidence']:.2f}: {pct(ev['fallback_loss']):>7s} "
           f"({pct(ev['below_confidence'])} of runs fell back)", file=out)
     print(f"  always {ev['fixed_policy']:13s}      {pct(ev['fixed_loss']):>7s}", file=out)
+    print(f"closed loop (switch, measure again, until the choice stays): model "
+          f"{pct(ev['model_loop_loss'])}, matrix {pct(ev['matrix_loop_loss'])}", file=out)
     labs = ev["labels"]
     w = max(6, *(len(x) for x in labs)) + 1
     print("confusion matrix (rows: best policy, columns: predicted):", file=out)

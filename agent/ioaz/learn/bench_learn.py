@@ -59,7 +59,8 @@ def _line(m: str, g: str, ev: dict[str, Any]) -> str:
     return (f"{m:14s} {g:10s} accuracy {100 * ev['accuracy']:5.1f}%  loss: model "
             f"{100 * ev['model_loss']:5.2f}%  matrix {100 * ev['matrix_loss']:5.2f}%  "
             f"model+fallback {100 * ev['fallback_loss']:5.2f}%  always "
-            f"{ev['fixed_policy']} {100 * ev['fixed_loss']:5.2f}%")
+            f"{ev['fixed_policy']} {100 * ev['fixed_loss']:5.2f}%  closed loop: model "
+            f"{100 * ev['model_loop_loss']:5.2f}% matrix {100 * ev['matrix_loop_loss']:5.2f}%")
 
 
 def print_report(r: dict[str, Any]) -> None:

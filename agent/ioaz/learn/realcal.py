@@ -134,9 +134,9 @@ class Queue:
         (self.q / "scheduler").write_text(sched)
         # Writing the active scheduler's name again keeps its instance, and so the knobs an
         # earlier candidate set: put those back first.
-        for k, v in self.knobs.get(sched, {}).items():
+        for k, orig in self.knobs.get(sched, {}).items():
             if k not in knobs:
-                (self.q / "iosched" / k).write_text(v)
+                (self.q / "iosched" / k).write_text(orig)
         for k, v in knobs.items():
             path = self.q / "iosched" / k
             saved = self.knobs.setdefault(sched, {})

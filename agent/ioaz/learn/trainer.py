@@ -165,6 +165,8 @@ class Evaluation:
     matrix_loss: float
     matrix_loss_max: float
     fallback_loss: float            # model, falling back to the matrix below min_confidence
+    model_loop_loss: float          # closed loop: following the model until it settles
+    matrix_loop_loss: float         # ... the matrix likewise
     fixed_loss: float               # the single policy best on the training workloads
     fixed_policy: str
     families_chosen: list[str]
@@ -186,6 +188,8 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
     outs = outcomes(rows)
     folds = _folds(full.groups, k, seed)
     m_loss, x_loss, f_loss, b_loss, below = [], [], [], [], 0
+    m_loop: list[float] = []
+    x_loop: list[float] = []
     y_true, y_pred, chosen_fams = [], [], []
     fixed_names = []
     per_w: dict[str, dict[str, Any]] = {}
@@ -206,6 +210,8 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         fixed = max(sorted({c for per in tr_outs.values() for c in per}),
                     key=lambda c: sum(_share(per, c, goal) for per in tr_outs.values()))
         fixed_names.append(fixed)
+        m_loop += _loop_losses(test_rows, pred, goal, outs)
+        x_loop += _loop_losses(test_rows, mat, goal, outs)
         ml = _losses(test_rows, pred, goal, outs)
         xl = _losses(test_rows, mat, goal, outs)
         m_loss += ml
@@ -226,12 +232,34 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         model_loss=statistics.fmean(m_loss), model_loss_max=max(m_loss),
         matrix_loss=statistics.fmean(x_loss), matrix_loss_max=max(x_loss),
         fallback_loss=statistics.fmean(f_loss), fixed_loss=statistics.fmean(b_loss),
+        model_loop_loss=statistics.fmean(m_loop), matrix_loop_loss=statistics.fmean(x_loop),
         fixed_policy=collections.Counter(fixed_names).most_common(1)[0][0],
         families_chosen=chosen_fams, labels=labs, confusion=cm,
         min_confidence=min_confidence, below_confidence=below / len(rows),
         per_workload={w: {"model": statistics.fmean(d["model"]),
                           "matrix": statistics.fmean(d["matrix"])}
                       for w, d in sorted(per_w.items())})
+
+
+def _loop_losses(rows: list[Row], chosen: list[str], goal: str,
+                 outs: dict[str, dict[str, Outcome]]) -> list[float]:
+    """The daemon's closed loop, from each row: switch to the choice, read the features the
+    workload shows under it (the dataset has that run), choose again, until the choice
+    stays. A cycle (the choice flips between policies) costs the mean of its members."""
+    choice = {(r.workload, r.candidate): c for r, c in zip(rows, chosen, strict=True)}
+    out = []
+    for r in rows:
+        path = [r.candidate]
+        cur = choice[(r.workload, r.candidate)]
+        while cur not in path and (r.workload, cur) in choice:
+            path.append(cur)
+            cur = choice[(r.workload, cur)]
+        if cur == path[-1] or (r.workload, cur) not in choice:
+            out.append(loss(outs[r.workload], cur, goal))
+        else:
+            cycle = path[path.index(cur):]
+            out.append(statistics.fmean(loss(outs[r.workload], c, goal) for c in cycle))
+    return out
 
 
 def _share(per: dict[str, Outcome], c: str, goal: str) -> float:
