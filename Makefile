@@ -65,7 +65,8 @@ test-kmod: deps
 	$(PY) -m pytest -ra tests/kmod
 
 bench: deps bpf
-	$(VENV)/bin/ioaz-lab bench probe && $(VENV)/bin/ioaz-lab bench report --real --out reports
+	$(VENV)/bin/ioaz-lab bench probe && $(VENV)/bin/ioaz-lab bench daemon && \
+	$(VENV)/bin/ioaz-lab bench report --real --out reports && $(VENV)/bin/ioaz-lab bench learn
 
 lint: venv
 	$(VENV)/bin/ruff check agent tests
