@@ -48,7 +48,10 @@ class Kyber(Scheduler):
         return None
 
     def dispatch(self, now: float) -> Decision:
-        for _ in range(2):
+        # Three tries: the current domain (batch not spent), the other one, and the current
+        # one again with a fresh batch when the other had nothing (otherwise a spent read batch
+        # with no writes queued returned nothing and stalled the device).
+        for _ in range(3):
             d = self.cur
             if self.q[d] and self.inflight[d] < self.depth[d] and self.batch < BATCH[d]:
                 rq = self.q[d].popleft()
