@@ -42,7 +42,7 @@ def test_tables_1_to_3_match_the_paper(number: int, file: str, goal: str) -> Non
     m = load_matrix(DEFAULT_MATRIX_DIR / file)
     assert m.goals == (goal,)
     for procs, policies in table.items():
-        for (pattern, mode), policy in zip(COLUMNS, policies):
+        for (pattern, mode), policy in zip(COLUMNS, policies, strict=True):
             cell = m.lookup(goal, WorkloadClass(procs, pattern, mode))
             assert cell is not None and cell.policy == policy, (procs, pattern, mode)
             assert f"Table {number}" in cell.source.cite and cell.source.kind == "measured"

@@ -106,7 +106,8 @@ def test_unknown_cell_and_unknown_source_and_duplicate(tmp_path: Path) -> None:
     [msg] = errors_of(p)
     assert msg.startswith(f"{p}:{line_of(text, 'nowhere')}: ")
     assert "unknown source (got 'nowhere', expected one of ioaz-table1)" in msg
-    p, text = broken(tmp_path, "    4/random/write: fcfs ", "    4/random/read: cfq\n    4/random/write: fcfs ")
+    p, text = broken(tmp_path, "    4/random/write: fcfs ",
+                     "    4/random/read: cfq\n    4/random/write: fcfs ")
     msgs = errors_of(p)
     assert any("duplicate key" in m and m.startswith(f"{p}:{line_of(text, 'read: cfq')}:")
                for m in msgs)

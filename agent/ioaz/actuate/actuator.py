@@ -12,8 +12,9 @@ from __future__ import annotations
 import errno as errno_mod
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from ioaz.actuate import sysfs as sf
 from ioaz.actuate.knob_rules import DeviceInfo, tune

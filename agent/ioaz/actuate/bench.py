@@ -210,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         res, iops = run(device, args.rounds, args.settle, args.jobs, args.iodepth,
                         not args.no_idle)
     if args.json:
-        print(json.dumps({"fio_read_iops": iops} | {load: [{"from": s.src, "to": s.dst, "stalls_s": s.stalls_s,
+        print(json.dumps({"fio_read_iops": iops} | {load: [{"from": s.src, "to": s.dst,
+                                  "stalls_s": s.stalls_s,
                                   "median_s": s.median_s, "max_s": s.max_s,
                                   "inflight": s.inflight} for s in stats]
                           for load, stats in res.items()}, indent=1))

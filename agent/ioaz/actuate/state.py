@@ -1,4 +1,4 @@
-"""The originals of every device the actuator has changed, kept in one JSON file that survives a crash.
+"""The originals of every device the actuator has changed, in one JSON file that survives a crash.
 
 The file is the only memory that outlives a SIGKILL: a device's entry is written (and fsynced)
 before the first change to it, and removed only once every value in it is back. A new process that

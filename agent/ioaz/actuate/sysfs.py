@@ -1,10 +1,10 @@
 """Reading and writing one block device's queue attributes in sysfs, and nothing else.
 
 Every path is built from an injectable root (default /sys), so the same code runs against the real
-kernel and against a fake directory tree in unit tests. Attributes are named by their *key*, the path
-relative to /sys/block/DEV: "queue/scheduler", "queue/iosched/read_expire", "queue/nr_requests",
-"queue/read_ahead_kb", "device/queue_depth". Keys are what the state file, the drift memory and the
-results use, so an error message can always name the exact file.
+kernel and against a fake directory tree in unit tests. Attributes are named by their *key*, the
+path relative to /sys/block/DEV: "queue/scheduler", "queue/iosched/read_expire",
+"queue/nr_requests", "queue/read_ahead_kb", "device/queue_depth". Keys are what the state file,
+the drift memory and the results use, so an error message can always name the exact file.
 
 This module raises OSError (with the kernel's errno) and leaves deciding what to do about it to the
 caller (actuator.py): retries, rollback and error reporting are policy, not I/O.

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any, Union
+from typing import Any
 
-Value = Union[str, int, float]
+Value = str | int | float
 
 
 def sysfs_text(value: Value) -> str:

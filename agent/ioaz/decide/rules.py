@@ -47,7 +47,8 @@ class Rule:
             return False
         if self.min_size is not None and (dev.size_bytes is None or dev.size_bytes < self.min_size):
             return False
-        return not (self.max_size is not None and (dev.size_bytes is None or dev.size_bytes > self.max_size))
+        return not (self.max_size is not None
+                    and (dev.size_bytes is None or dev.size_bytes > self.max_size))
 
     def describe(self) -> str:
         parts = []

@@ -199,7 +199,7 @@ class Schema:
         if not fitting:
             want = " or ".join(
                 a.get("x-what") or r.get("x-what") or _TYPE_WORDS.get(r.get("type", ""), "?")
-                for a, r in zip(alts, resolved))
+                for a, r in zip(alts, resolved, strict=True))
             out.append(doc.issue(path, f"{format_path(path)}: wrong type (got {describe(v)}, "
                                        f"expected {want})"))
             return
