@@ -44,7 +44,7 @@ bpf: apt-deps
 	$(MAKE) -C bpf
 
 # The main job: ioazd in the foreground on this machine's disks with the default config,
-# printing one JSON line per decision (Ctrl-C restores every original setting).
+# printing one JSON line per change (Ctrl-C restores every original setting).
 run: deps bpf
 	$(VENV)/bin/ioazd --config deploy/ioaz.yaml
 
