@@ -4,13 +4,19 @@
  * read by user space once a window. No per-event traffic to user space.
  *
  * Where each number is taken, and why there:
- *  - requests, bytes, latency: at block_rq_issue / block_rq_complete,
- *    which fire for every request whatever the scheduler (block_rq_insert
- *    only fires for requests that pass through a scheduler queue);
+ *  - requests, bytes, sizes, latency: at block_rq_complete, which fires
+ *    for every request whatever the scheduler (block_rq_insert only fires
+ *    for requests that pass through a scheduler queue), with the times the
+ *    block layer already stamped in the request (see ioaz.h);
  *  - sequentiality and the submitting process: at block_bio_queue, where the
  *    current task is still the submitter (at issue it is often a kworker) and
  *    before merging has changed request boundaries, so neither depends on the
  *    scheduler in use.
+ *
+ * Cost is the design constraint (a fast device spends a few microseconds of
+ * CPU per request): two programs per request, one per-CPU map lookup each,
+ * no per-request map, no value shared between CPUs. What was measured to
+ * cost what is in README.md (Performance).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -21,29 +27,31 @@
 
 /* A bio within this many sectors of a stream's end continues that stream. */
 const volatile __u64 seq_tolerance_sectors = 64;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, IOAZ_MAX_DEVS);
-	__type(key, __u32);
-	__type(value, struct ioaz_dev_stats);
-} dev_stats SEC(".maps");
+/*
+ * Stream heads are filed by bucket = sector >> seq_bucket_shift. User space
+ * makes a bucket at least 2 * seq_tolerance_sectors wide, so the heads a bio
+ * can continue lie in at most two buckets.
+ */
+const volatile __u32 seq_bucket_shift = 7;
 
 /*
- * One stream table per CPU: a table shared by all CPUs is written on every
- * bio and its cache line would bounce between CPUs on each one (measured:
- * the largest part of the probe's cost at 140k IOPS on two cores). A
- * process that migrates to another CPU is judged random once, then its
- * stream is found again on the new CPU's table.
+ * Counters and per-CPU working state of each device (ioaz.h). Allocated when
+ * a device is first seen, not up front: a value is ~2.5 KiB per CPU, and
+ * IOAZ_MAX_DEVS of them on every CPU of a large machine would be tens of MiB.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, IOAZ_MAX_DEVS);
 	__type(key, __u32);
-	__type(value, struct ioaz_streams);
-} streams SEC(".maps");
+	__type(value, struct ioaz_dev);
+} dev_stats SEC(".maps");
 
-/* Per-CPU bio counts per (device, process): no shared counter to bounce. */
+/*
+ * Per-CPU bio counts per (device, process): no shared counter to bounce.
+ * Written only when the submitting process on a CPU changes (a process
+ * submitting a batch costs one update, not one per bio).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
 	__uint(max_entries, IOAZ_MAX_PROCS);
@@ -51,25 +59,15 @@ struct {
 	__type(value, struct ioaz_proc_val);
 } procs SEC(".maps");
 
-/* Issue time of each request in flight, keyed by its address. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, IOAZ_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, __u64);
-} start SEC(".maps");
+static const struct ioaz_dev zero_dev;
 
-
-static const struct ioaz_dev_stats zero_stats;
-static const struct ioaz_streams zero_streams;
-
-static __always_inline struct ioaz_dev_stats *stats_of(__u32 dev)
+static __always_inline struct ioaz_dev *dev_of(__u32 dev)
 {
-	struct ioaz_dev_stats *s = bpf_map_lookup_elem(&dev_stats, &dev);
+	struct ioaz_dev *d = bpf_map_lookup_elem(&dev_stats, &dev);
 
-	if (s)
-		return s;
-	bpf_map_update_elem(&dev_stats, &dev, &zero_stats, BPF_NOEXIST);
+	if (d)
+		return d;
+	bpf_map_update_elem(&dev_stats, &dev, &zero_dev, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&dev_stats, &dev);
 }
 
@@ -149,42 +147,94 @@ static __always_inline __u32 disk_dev(struct request *rq)
 	return gendisk_dev(ioaz_rq_disk(rq));
 }
 
-static __always_inline bool continues_stream(__u32 dev, __u64 sector, __u64 end)
+/*
+ * One stream table per CPU: a table shared by all CPUs is written on every
+ * bio and its cache line would bounce between CPUs on each one. A process
+ * that migrates to another CPU is judged random once, then its stream is
+ * found again on the new CPU's table.
+ *
+ * The table is hashed, not scanned: a scan of every head cost ~150 ns per
+ * random bio (measured with bpf_stats), a random bio being exactly the one
+ * that matches nothing. Each set holds two heads, most recent first; a new
+ * head pushes out the set's older one. A head is packed as
+ * end_sector << 16 | the low 16 bits of this CPU's bio count when it was
+ * written, and counts only for IOAZ_STREAM_AGE bios: every random bio leaves
+ * a head behind, and the more of those are live the likelier a random bio
+ * lands near one by chance. Thirty-two live heads is room for the 16+
+ * class's streams, as the 32-entry scanned table before it had.
+ */
+#define IOAZ_STREAM_AGE 32
+
+static __always_inline __u32 stream_set(__u64 sector)
 {
-	struct ioaz_streams *st = bpf_map_lookup_elem(&streams, &dev);
-	__u32 slot;
+	/* Fibonacci hashing of the bucket number: neighbouring buckets spread out. */
+	return (((sector >> seq_bucket_shift) * 0x9E3779B97F4A7C15ULL) >> 58) &
+	       (IOAZ_STREAM_SETS - 1);
+}
 
-	if (!st) {
-		bpf_map_update_elem(&streams, &dev, &zero_streams, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&streams, &dev);
-		if (!st)
-			return false;
-	}
-	for (int i = 0; i < IOAZ_STREAMS; i++) {
-		__u64 head = st->end[i];
+static __always_inline bool continues(__u64 head, __u64 sector, __u64 clock)
+{
+	__u64 end = head >> 16;
 
-		if (head && sector + seq_tolerance_sectors >= head &&
-		    sector <= head + seq_tolerance_sectors) {
-			st->end[i] = end;
-			return true;
-		}
+	return head && ((clock - head) & 0xffff) < IOAZ_STREAM_AGE &&
+	       sector + seq_tolerance_sectors >= end && sector <= end + seq_tolerance_sectors;
+}
+
+/* Removes the head of set `set` that `sector` continues, if there is one. */
+static __always_inline bool take_head(struct ioaz_cpu_state *st, __u32 set, __u64 sector,
+				      __u64 clock)
+{
+	__u64 *w = &st->stream_end[(set & (IOAZ_STREAM_SETS - 1)) * IOAZ_STREAM_WAYS];
+
+	if (continues(w[0], sector, clock)) {
+		w[0] = w[1];
+		w[1] = 0;
+		return true;
 	}
-	/* A new stream replaces the oldest one. */
-	slot = st->next % IOAZ_STREAMS;
-	st->end[slot] = end;
-	st->next = slot + 1;
+	if (continues(w[1], sector, clock)) {
+		w[1] = 0;
+		return true;
+	}
 	return false;
+}
+
+/* `clock` is this CPU's bio count for the device. */
+static __always_inline bool continues_stream(struct ioaz_cpu_state *st, __u64 sector, __u64 end,
+					     __u64 clock)
+{
+	__u64 lo = sector > seq_tolerance_sectors ? sector - seq_tolerance_sectors : 0;
+	__u32 set_lo = stream_set(lo), set_hi = stream_set(sector + seq_tolerance_sectors);
+	bool hit;
+	__u64 *w;
+
+	hit = take_head(st, set_lo, sector, clock) ||
+	      (set_hi != set_lo && take_head(st, set_hi, sector, clock));
+	w = &st->stream_end[stream_set(end) * IOAZ_STREAM_WAYS];
+	w[1] = w[0];
+	w[0] = end << 16 | (clock & 0xffff);
+	return hit;
+}
+
+/* Adds a process's pending bios to its count in `procs`. */
+static __always_inline void flush_proc(__u32 dev, __u32 tgid, __u64 bios)
+{
+	struct ioaz_proc_key pk = { .dev = dev, .tgid = tgid };
+	struct ioaz_proc_val pv = { .bios = bios }, *p;
+
+	p = bpf_map_lookup_elem(&procs, &pk);
+	if (p)
+		p->bios += bios;
+	else
+		bpf_map_update_elem(&procs, &pk, &pv, BPF_NOEXIST);
 }
 
 SEC("tp_btf/block_bio_queue")
 int on_bio_queue(unsigned long long *ctx)
 {
 	struct bio *bio = ioaz_last_arg(ctx, nargs_bio_queue);
-	struct ioaz_proc_key pk = {};
-	struct ioaz_proc_val pv = { .bios = 1 }, *p;
-	struct ioaz_dev_stats *s;
+	struct ioaz_dev *d;
 	__u64 sector;
-	__u32 dev;
+	__u32 dev, tgid;
 
 	if (!bio_is_rw(bio))
 		return 0;
@@ -192,37 +242,38 @@ int on_bio_queue(unsigned long long *ctx)
 	dev = gendisk_dev(ioaz_bio_disk(bio));
 	if (!dev)
 		return 0;
-	s = stats_of(dev);
-	if (!s)
+	d = dev_of(dev);
+	if (!d)
 		return 0;
 	sector = bio->bi_iter.bi_sector;
-	s->bios++;
-	if (continues_stream(dev, sector, sector + (bio->bi_iter.bi_size >> 9)))
-		s->bios_seq++;
+	d->stats.bios++;
+	if (continues_stream(&d->cpu, sector, sector + (bio->bi_iter.bi_size >> 9), d->stats.bios))
+		d->stats.bios_seq++;
 
-	pk.dev = dev;
-	pk.tgid = bpf_get_current_pid_tgid() >> 32;
-	p = bpf_map_lookup_elem(&procs, &pk);
-	if (p)
-		p->bios++;
-	else
-		bpf_map_update_elem(&procs, &pk, &pv, BPF_NOEXIST);
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (tgid != d->cpu.proc_tgid) {
+		if (d->cpu.proc_pending)
+			flush_proc(dev, d->cpu.proc_tgid, d->cpu.proc_pending);
+		d->cpu.proc_tgid = tgid;
+		d->cpu.proc_pending = 0;
+	}
+	d->cpu.proc_pending++;
 	return 0;
 }
 
 static __always_inline int count_merge(__u32 dev, bool bio_merge)
 {
-	struct ioaz_dev_stats *s;
+	struct ioaz_dev *d;
 
 	if (!dev)
 		return 0;
-	s = stats_of(dev);
-	if (!s)
+	d = dev_of(dev);
+	if (!d)
 		return 0;
 	if (bio_merge)
-		s->bio_merges++;
+		d->stats.bio_merges++;
 	else
-		s->rq_merges++;
+		d->stats.rq_merges++;
 	return 0;
 }
 
@@ -250,67 +301,56 @@ int on_rq_merge(unsigned long long *ctx)
 	return count_merge(disk_dev(rq), false);
 }
 
-SEC("tp_btf/block_rq_issue")
-int on_rq_issue(unsigned long long *ctx)
-{
-	struct request *rq = ioaz_last_arg(ctx, nargs_rq_issue);
-	__u64 key = (__u64)rq;
-	__u64 now = bpf_ktime_get_ns();
-	__u32 dev = disk_dev(rq);
-	__u32 bytes = rq->__data_len;
-	int dir = rq_dir(rq);
-	struct ioaz_dev_stats *s;
-
-	if (!dev)
-		return 0;
-	/*
-	 * A requeued request is issued again: NOEXIST keeps its first issue
-	 * time, so its latency includes the requeue, as the submitter saw it.
-	 */
-	bpf_map_update_elem(&start, &key, &now, BPF_NOEXIST);
-
-	s = stats_of(dev);
-	if (!s)
-		return 0;
-	if (dir >= 0 && dir < IOAZ_DIRS) {
-		s->issued[dir]++;
-		s->issued_bytes[dir] += bytes;
-	}
-	if (bytes)
-		s->size_hist[log2_slot(bytes, IOAZ_SIZE_SLOTS)]++;
-	return 0;
-}
-
 /*
  * No shared in-flight counter: one touched by every request on every CPU
  * costs more than the whole probe budget. lat_sum_ns gives the time-averaged
- * in-flight count instead (Little's law: sum of latencies / window length).
+ * number of requests in the block layer instead (Little's law: sum of
+ * latencies / window length, as iostat's aqu-sz).
  */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-	__u64 key = (__u64)rq;
-	__u64 *tsp, delta;
-	int dir;
+	__u64 now, start, issued, delta;
 	struct ioaz_dev_stats *s;
+	struct ioaz_dev *d;
+	__u32 dev = disk_dev(rq);
+	int dir;
 
-	/* Requests issued before the probe was attached are not ours to count. */
-	tsp = bpf_map_lookup_elem(&start, &key);
-	if (!tsp)
+	/*
+	 * A driver may complete a request in parts: each part fires this
+	 * tracepoint before __data_len is reduced by it, so the part that
+	 * covers all that is left is the request's last.
+	 */
+	if (nr_bytes < rq->__data_len || !dev)
 		return 0;
-	delta = bpf_ktime_get_ns() - *tsp;
-	bpf_map_delete_elem(&start, &key);
-
-	s = stats_of(disk_dev(rq));
-	if (!s)
+	d = dev_of(dev);
+	if (!d)
 		return 0;
+	s = &d->stats;
 	dir = rq_dir(rq);
 	if (dir >= 0 && dir < IOAZ_DIRS) {
 		s->completed[dir]++;
 		s->completed_bytes[dir] += nr_bytes;
 	}
-	s->lat_sum_ns += delta;
-	s->lat_hist[log2_slot(delta, IOAZ_LAT_SLOTS)]++;
+	if (nr_bytes)
+		s->size_hist[log2_slot(nr_bytes, IOAZ_SIZE_SLOTS)]++;
+
+	now = bpf_ktime_get_ns();
+	start = rq->start_time_ns;
+	if (start && start <= now) {
+		delta = now - start;
+		s->lat_sum_ns += delta;
+		s->lat_hist[log2_slot(delta, IOAZ_LAT_SLOTS)]++;
+	} else {
+		s->lat_untimed++;
+	}
+	issued = rq->io_start_time_ns;
+	if (issued && issued <= now) {
+		delta = now - issued;
+		s->svc_count++;
+		s->svc_sum_ns += delta;
+		s->svc_hist[log2_slot(delta, IOAZ_LAT_SLOTS)]++;
+	}
 	return 0;
 }
 

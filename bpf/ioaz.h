@@ -11,10 +11,10 @@
 #define IOAZ_DIRS		5	/* read, write, discard, flush, other */
 #define IOAZ_LAT_SLOTS		48	/* log2(ns): up to ~39 hours */
 #define IOAZ_SIZE_SLOTS		32	/* log2(bytes) */
-#define IOAZ_STREAMS		32	/* stream heads remembered per device: more than the 16+ class */
+#define IOAZ_STREAM_SETS	64	/* stream heads per device and CPU: 64 sets of 2, */
+#define IOAZ_STREAM_WAYS	2	/* room for the 16+ class's streams and strays */
 #define IOAZ_MAX_DEVS		256
 #define IOAZ_MAX_PROCS		8192
-#define IOAZ_MAX_INFLIGHT	65536	/* requests in flight tracked at once */
 
 enum ioaz_dir {
 	IOAZ_DIR_READ,
@@ -24,27 +24,50 @@ enum ioaz_dir {
 	IOAZ_DIR_OTHER,
 };
 
-/* Cumulative per-device counters, one copy per CPU, summed by user space. */
+/*
+ * Cumulative per-device counters, one copy per CPU, summed by user space.
+ * Requests are counted once, at their final completion, whatever the
+ * scheduler. Latency is submit-to-complete, from the timestamp the block
+ * layer itself puts in every request it accounts (rq->start_time_ns, the
+ * one /proc/diskstats' times come from): what the submitting process waits,
+ * and no per-request map to pay for. Service time (issue-to-complete) is
+ * taken from rq->io_start_time_ns, which the kernel sets only on queues
+ * that keep I/O statistics (writeback throttling, kyber, blk-iolatency);
+ * svc_count says how many requests had it.
+ */
 struct ioaz_dev_stats {
-	__u64 issued[IOAZ_DIRS];
-	__u64 issued_bytes[IOAZ_DIRS];
 	__u64 completed[IOAZ_DIRS];
 	__u64 completed_bytes[IOAZ_DIRS];
 	__u64 bios;		/* read/write bios submitted (block_bio_queue) */
 	__u64 bios_seq;		/* of which continued one of the stream heads */
 	__u64 bio_merges;	/* bios merged into a queued request */
 	__u64 rq_merges;	/* requests merged into another request */
-	__u64 lat_sum_ns;	/* sum of issue-to-complete latency (also the
-				 * time-integral of the in-flight count) */
+	__u64 lat_sum_ns;	/* sum of submit-to-complete latency (also the
+				 * time-integral of requests in the block layer) */
+	__u64 lat_untimed;	/* completions without a submit timestamp */
+	__u64 svc_count;	/* completions with an issue timestamp */
+	__u64 svc_sum_ns;	/* sum of their issue-to-complete times */
 	__u64 lat_hist[IOAZ_LAT_SLOTS];
+	__u64 svc_hist[IOAZ_LAT_SLOTS];
 	__u64 size_hist[IOAZ_SIZE_SLOTS];
 };
 
-/* The end sectors of the last few sequential streams of one device. */
-struct ioaz_streams {
-	__u64 end[IOAZ_STREAMS];
-	__u32 next;		/* slot replaced by the next new stream */
-	__u32 pad;
+/*
+ * Per-CPU working state of one device, kept beside its counters so one map
+ * lookup serves a bio: the end sectors of recent streams, a 2-way
+ * set-associative table indexed by a hash of the end sector's bucket (see
+ * continues_stream), and the bios of the last submitting process not yet
+ * added to `procs` (user space adds proc_pending to proc_tgid's count).
+ */
+struct ioaz_cpu_state {
+	__u64 stream_end[IOAZ_STREAM_SETS * IOAZ_STREAM_WAYS];
+	__u64 proc_tgid;
+	__u64 proc_pending;
+};
+
+struct ioaz_dev {
+	struct ioaz_dev_stats stats;
+	struct ioaz_cpu_state cpu;
 };
 
 struct ioaz_proc_key {
@@ -53,7 +76,7 @@ struct ioaz_proc_key {
 };
 
 struct ioaz_proc_val {
-	__u64 bios;		/* bios submitted; user space counts the window's delta */
+	__u64 bios;		/* bios submitted (flushed from proc_pending) */
 };
 
 #endif /* __IOAZ_H */

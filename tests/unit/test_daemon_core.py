@@ -24,8 +24,7 @@ def busy(name: str, t: float, n: int) -> DeviceSnapshot:
     lat = [0] * LAT_SLOTS
     lat[17] = k
     return DeviceSnapshot(name=name, major=7, minor=0, t_ns=int(t * S), source="bpf",
-                          issued=[0, k, 0, 0, 0], completed=[0, k, 0, 0, 0],
-                          issued_bytes=[0, 4096 * k, 0, 0, 0],
+                          completed=[0, k, 0, 0, 0],
                           completed_bytes=[0, 4096 * k, 0, 0, 0], bios=k, bios_seq=0,
                           lat_sum_ns=k * 2**17, lat_hist=lat, procs={100: k})
 

@@ -25,8 +25,7 @@ def snap(t_s: float, reads=0, writes=0, rbytes=0, wbytes=0, bios=0, seq=0, lat_s
     for slot, n in (lat or {}).items():
         hist[slot] = n
     return DeviceSnapshot(name="sdx", major=8, minor=0, t_ns=int(t_s * S), source="bpf",
-                          issued=[reads, writes, 0, 0, 0], completed=[reads, writes, 0, 0, 0],
-                          issued_bytes=[rbytes, wbytes, 0, 0, 0],
+                          completed=[reads, writes, 0, 0, 0],
                           completed_bytes=[rbytes, wbytes, 0, 0, 0], bios=bios, bios_seq=seq,
                           bio_merges=merges, lat_sum_ns=lat_sum, lat_hist=hist,
                           size_hist=[0] * SIZE_SLOTS, procs=procs if procs is not None else {})

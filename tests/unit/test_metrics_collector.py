@@ -43,7 +43,7 @@ def snapshot(dev: str = "sdz") -> DeviceSnapshot:
     s.lat_sum_ns = 30 * 6000 + 10 * 1_500_000 + 2 * 10
     s.size_hist = [0] * SIZE_SLOTS
     s.size_hist[12] = 40    # 4096..8191 bytes
-    s.issued_bytes = [40 * 4096, 0, 0, 0, 0]
+    s.completed_bytes = [40 * 4096, 0, 0, 0, 0]
     return s
 
 
@@ -100,6 +100,19 @@ def test_latency_histogram_is_exact_and_in_seconds():
     assert val(m, s, device="sdz", le="4095.0") == 0
     assert val(m, s, device="sdz", le="8191.0") == 40
     assert val(m, "ioaz_request_size_bytes_sum", device="sdz") == 40 * 4096
+
+
+def test_service_histogram_only_when_the_kernel_stamped_issues():
+    m = scrape(fake_daemon(record()))
+    assert ("ioaz_request_service_seconds_count", (("device", "sdz"),)) not in m
+    snap = snapshot()
+    snap.svc_hist = [0] * LAT_SLOTS
+    snap.svc_hist[12] = 7
+    snap.svc_count, snap.svc_sum_ns = 7, 7 * 5000
+    m = scrape(fake_daemon(record(snapshot=snap)))
+    assert val(m, "ioaz_request_service_seconds_count", device="sdz") == 7
+    assert val(m, "ioaz_request_service_seconds_bucket", device="sdz", le="4.095e-06") == 0
+    assert val(m, "ioaz_request_service_seconds_sum", device="sdz") == pytest.approx(35e-6)
 
 
 def test_buckets_are_cumulative_and_monotonic():

@@ -149,13 +149,17 @@ class _DeviceFamilies:
         self.merge = GaugeMetricFamily("ioaz_window_merge_ratio", "Share of bios merged into "
                                        "another request (0..1)", labels=dev)
         self.lat_q = GaugeMetricFamily("ioaz_window_latency_seconds", "Request latency "
-                                       "quantiles of the last window (issue to completion)",
-                                       labels=dev + ["quantile"])
+                                       "quantiles of the last window (submission to "
+                                       "completion)", labels=dev + ["quantile"])
         self.lat_hist = HistogramMetricFamily(
-            "ioaz_request_latency_seconds", "Request latency, issue to completion, since the "
-            "probe started (BPF log2 buckets)", labels=dev)
+            "ioaz_request_latency_seconds", "Request latency, submission to completion, since "
+            "the probe started (BPF log2 buckets)", labels=dev)
+        self.svc_hist = HistogramMetricFamily(
+            "ioaz_request_service_seconds", "Request service time, issue to completion, since "
+            "the probe started (BPF log2 buckets; only on queues whose kernel timestamps the "
+            "issue: writeback throttling, kyber, blk-iolatency)", labels=dev)
         self.size_hist = HistogramMetricFamily(
-            "ioaz_request_size_bytes", "Request size at issue since the probe started "
+            "ioaz_request_size_bytes", "Request size at completion since the probe started "
             "(BPF log2 buckets)", labels=dev)
         self.switches = CounterMetricFamily(
             "ioaz_switches", "Scheduler switches ioaz made, by what caused them",
@@ -216,14 +220,17 @@ class _DeviceFamilies:
     def _histograms(self, n: str, snap: Any) -> None:
         lat = log2_buckets(snap.lat_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
         self.lat_hist.add_metric([n], lat, snap.lat_sum_ns * 1e-9)
+        if snap.svc_count:
+            svc = log2_buckets(snap.svc_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
+            self.svc_hist.add_metric([n], svc, snap.svc_sum_ns * 1e-9)
         size = log2_buckets(snap.size_hist, SIZE_FIRST_SLOT, 1.0)
-        self.size_hist.add_metric([n], size, float(sum(snap.issued_bytes)))
+        self.size_hist.add_metric([n], size, float(sum(snap.completed_bytes)))
 
     def all(self) -> list[Metric]:
         return [self.scheduler, self.policy, self.state, self.wclass, self.iops, self.bps,
                 self.read_ratio, self.seq_ratio, self.procs, self.depth, self.size, self.merge,
-                self.lat_q, self.lat_hist, self.size_hist, self.switches, self.stall_last,
-                self.stall_max, self.age, self.errors]
+                self.lat_q, self.lat_hist, self.svc_hist, self.size_hist, self.switches,
+                self.stall_last, self.stall_max, self.age, self.errors]
 
 
 def exported_names() -> list[str]:

@@ -11,9 +11,12 @@ from . import libbpf
 from .bpf_object import BpfObject, ProbeUnavailable, object_path, tracepoint_nargs
 from .devices import disk_of_devt
 from .layout import (
-    DEV_STATS_SIZE,
     DEV_STATS_U64,
+    DEV_VALUE_SIZE,
+    DEV_VALUE_U64,
     PROC_KEY_SIZE,
+    PROC_PENDING,
+    PROC_TGID,
     PROC_VAL_SIZE,
     dev_t_split,
     split_dev_stats,
@@ -28,6 +31,11 @@ def default_object_path() -> Path:
     return object_path("ioaz.bpf.o", env="IOAZ_BPF_OBJECT")
 
 
+def bucket_shift(tolerance: int) -> int:
+    """log2 of the stream-table bucket width: at least 2 * tolerance sectors (ioaz.bpf.c)."""
+    return max(1, (2 * tolerance - 1).bit_length())
+
+
 class BpfSource:
     """Cumulative per-device counters from the in-kernel probe."""
 
@@ -35,18 +43,23 @@ class BpfSource:
 
     def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 64):
         self.object_path = Path(object_path) if object_path else default_object_path()
+        if not 0 <= seq_tolerance_sectors <= 1 << 20:
+            raise ValueError(f"seq_tolerance_sectors {seq_tolerance_sectors}: 0..{1 << 20}")
         self.obj = BpfObject(self.object_path,
-                             {"seq_tolerance_sectors": seq_tolerance_sectors})
+                             {"seq_tolerance_sectors": seq_tolerance_sectors,
+                              "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)})
         self._fds: dict[str, int] = {}
         self._ncpu = 0
+        # (dev, tgid) -> the highest count returned: see read().
+        self._proc_seen: dict[tuple[int, int], int] = {}
 
     def open(self) -> BpfSource:
         self.obj.open()
         try:
             vsize = self.obj.value_size("dev_stats")
-            if vsize != DEV_STATS_SIZE:
+            if vsize != DEV_VALUE_SIZE:
                 raise ProbeUnavailable(f"dev_stats value is {vsize} bytes, layout.py expects "
-                                       f"{DEV_STATS_SIZE}: bpf/ioaz.h and layout.py disagree")
+                                       f"{DEV_VALUE_SIZE}: bpf/ioaz.h and layout.py disagree")
             self._fds = {m: self.obj.map_fd(m) for m in ("dev_stats", "procs")}
             self._ncpu = libbpf.check_int(libbpf.lib().libbpf_num_possible_cpus(),
                                           "possible CPUs")
@@ -116,32 +129,63 @@ class BpfSource:
     def read(self) -> Snapshot:
         if not self._fds:
             raise ProbeUnavailable("probe is not open")
-        per_cpu = DEV_STATS_SIZE  # already a multiple of 8
-        stats = self._dump(self._fds["dev_stats"], 4, per_cpu * self._ncpu)
+        # procs before dev_stats: a process's count is its flushed bios (procs) plus the bios
+        # still pending on a CPU (dev_stats). A flush between the two reads then makes this
+        # read short, never double; parse_maps keeps every count from going back.
         procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE * self._ncpu)
-        now = time.monotonic_ns()
-
-        by_dev: dict[int, DeviceSnapshot] = {}
-        for k, v in stats:
-            dev = int.from_bytes(k, "little")
-            flat = memoryview(v).cast("Q")
-            summed = [0] * DEV_STATS_U64
-            for cpu in range(self._ncpu):
-                base = cpu * DEV_STATS_U64
-                for i in range(DEV_STATS_U64):
-                    summed[i] += flat[base + i]
-            f = split_dev_stats(summed)
-            major, minor = dev_t_split(dev)
-            by_dev[dev] = DeviceSnapshot(name="", major=major, minor=minor, t_ns=now,
-                                         source="bpf", procs={}, **f)  # type: ignore[arg-type]
-        for k, v in procs:
-            dev = int.from_bytes(k[0:4], "little")
-            tgid = int.from_bytes(k[4:8], "little")
-            bios = sum(memoryview(v).cast("Q"))  # one u64 per CPU
-            snap = by_dev.get(dev)
-            if snap is not None and snap.procs is not None:
-                snap.procs[tgid] = bios
+        stats = self._dump(self._fds["dev_stats"], 4, DEV_VALUE_SIZE * self._ncpu)
+        by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, time.monotonic_ns(),
+                                             self._proc_seen)
         return fold_partitions(by_dev.values())
+
+
+ProcSeen = dict[tuple[int, int], int]
+
+
+def parse_maps(stats: list[tuple[bytes, bytes]], procs: list[tuple[bytes, bytes]], ncpu: int,
+               now_ns: int, proc_seen: ProcSeen) -> tuple[dict[int, DeviceSnapshot], ProcSeen]:
+    """Snapshots by dev_t from raw dev_stats and procs entries (per-CPU values).
+
+    Counters are summed over CPUs; a CPU's pending bios (proc_tgid, proc_pending) are added to
+    that process's count from `procs`. `proc_seen` holds the counts returned last time: a count
+    never goes back (a flush between the two map reads makes one read short). The returned
+    map holds only what is still there, so it does not grow with every process ever seen.
+    """
+    by_dev: dict[int, DeviceSnapshot] = {}
+    proc_counts: dict[int, dict[int, int]] = {}
+    for k, v in stats:
+        dev = int.from_bytes(k, "little")
+        flat = memoryview(v).cast("Q")
+        summed = [0] * DEV_STATS_U64
+        pending = proc_counts.setdefault(dev, {})
+        for cpu in range(ncpu):
+            base = cpu * DEV_VALUE_U64
+            for i in range(DEV_STATS_U64):
+                summed[i] += flat[base + i]
+            n = flat[base + PROC_PENDING]
+            if n:
+                tgid = flat[base + PROC_TGID]
+                pending[tgid] = pending.get(tgid, 0) + n
+        f = split_dev_stats(summed)
+        major, minor = dev_t_split(dev)
+        by_dev[dev] = DeviceSnapshot(name="", major=major, minor=minor, t_ns=now_ns,
+                                     source="bpf", procs={}, **f)  # type: ignore[arg-type]
+    for k, v in procs:
+        dev = int.from_bytes(k[0:4], "little")
+        tgid = int.from_bytes(k[4:8], "little")
+        counts = proc_counts.setdefault(dev, {})
+        counts[tgid] = counts.get(tgid, 0) + sum(memoryview(v).cast("Q"))  # u64 per CPU
+    seen: ProcSeen = {}
+    for dev, counts in proc_counts.items():
+        snap = by_dev.get(dev)
+        if snap is None or snap.procs is None:
+            continue
+        for tgid, n in counts.items():
+            key = (dev, tgid)
+            n = max(n, proc_seen.get(key, 0))
+            seen[key] = n
+            snap.procs[tgid] = n
+    return by_dev, seen
 
 
 def fold_partitions(snaps: Iterable[DeviceSnapshot]) -> Snapshot:

@@ -38,8 +38,7 @@ def parse_diskstats(text: str, t_ns: int, names: set[str] | None = None) -> Snap
         completed = [reads, writes, discards, flushes, 0]
         out[name] = DeviceSnapshot(
             name=name, major=major, minor=minor, t_ns=t_ns, source="diskstats",
-            issued=list(completed), completed=completed,
-            issued_bytes=[rsect * SECTOR, wsect * SECTOR, dsect * SECTOR, 0, 0],
+            completed=completed,
             completed_bytes=[rsect * SECTOR, wsect * SECTOR, dsect * SECTOR, 0, 0],
             bios=None, bios_seq=None, bio_merges=rmerge + wmerge + dmerge, rq_merges=0,
             time_in_queue_ms=weighted_ms,

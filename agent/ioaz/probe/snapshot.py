@@ -21,8 +21,6 @@ class DeviceSnapshot:
     minor: int
     t_ns: int                       # CLOCK_MONOTONIC when read
     source: str                     # "bpf" | "diskstats"
-    issued: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
-    issued_bytes: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
     completed: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
     completed_bytes: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
     bios: int | None = None
@@ -30,15 +28,21 @@ class DeviceSnapshot:
     bio_merges: int = 0
     rq_merges: int = 0
     time_in_queue_ms: int | None = None   # diskstats: weighted ms doing I/O
-    lat_sum_ns: int = 0                      # also the time-integral of requests in flight
+    # Latency is submit-to-complete (what the submitter waits); lat_sum_ns is also the
+    # time-integral of the requests in the block layer.
+    lat_sum_ns: int = 0
+    lat_untimed: int = 0                     # completions the kernel had not timestamped
     lat_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
+    # Service time (issue-to-complete), only on queues whose kernel stamps the issue.
+    svc_count: int = 0
+    svc_sum_ns: int = 0
+    svc_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
     size_hist: list[int] = field(default_factory=lambda: _zeros(SIZE_SLOTS))
     procs: dict[int, int] | None = None   # tgid -> cumulative bios submitted
 
     def add(self, other: DeviceSnapshot) -> None:
         """Fold another snapshot (a partition of this disk) into this one."""
-        for name in ("issued", "issued_bytes", "completed", "completed_bytes",
-                     "lat_hist", "size_hist"):
+        for name in ("completed", "completed_bytes", "lat_hist", "svc_hist", "size_hist"):
             mine, theirs = getattr(self, name), getattr(other, name)
             setattr(self, name, [a + b for a, b in zip(mine, theirs, strict=True)])
         for name in ("bios", "bios_seq"):
@@ -48,6 +52,9 @@ class DeviceSnapshot:
         self.bio_merges += other.bio_merges
         self.rq_merges += other.rq_merges
         self.lat_sum_ns += other.lat_sum_ns
+        self.lat_untimed += other.lat_untimed
+        self.svc_count += other.svc_count
+        self.svc_sum_ns += other.svc_sum_ns
         if other.procs:
             procs = self.procs if self.procs is not None else {}
             for tgid, n in other.procs.items():

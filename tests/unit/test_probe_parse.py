@@ -1,0 +1,68 @@
+"""BpfSource's parsing of the raw per-CPU map values (bpf/ioaz.h), without a kernel."""
+from __future__ import annotations
+
+import struct
+
+from ioaz.probe.bpf_source import bucket_shift, parse_maps
+from ioaz.probe.layout import (
+    DEV_STATS_FIELDS,
+    DEV_VALUE_U64,
+    PROC_PENDING,
+    PROC_TGID,
+)
+
+DEV = (7 << 20) | 3   # loop3
+NCPU = 2
+
+
+def offset(name: str) -> int:
+    i = 0
+    for n, size in DEV_STATS_FIELDS:
+        if n == name:
+            return i
+        i += size
+    raise KeyError(name)
+
+
+def dev_value(per_cpu: list[dict[int, int]]) -> bytes:
+    """One dev_stats value: for each CPU, {u64 index: value}."""
+    words = [0] * (DEV_VALUE_U64 * len(per_cpu))
+    for cpu, fields in enumerate(per_cpu):
+        for i, v in fields.items():
+            words[cpu * DEV_VALUE_U64 + i] = v
+    return struct.pack(f"<{len(words)}Q", *words)
+
+
+def proc_entry(tgid: int, per_cpu: list[int]) -> tuple[bytes, bytes]:
+    return struct.pack("<II", DEV, tgid), struct.pack(f"<{len(per_cpu)}Q", *per_cpu)
+
+
+def test_counters_are_summed_over_cpus_and_pending_bios_added_to_their_process():
+    bios, seq = offset("bios"), offset("bios_seq")
+    stats = [(struct.pack("<I", DEV), dev_value([
+        {bios: 10, seq: 4, PROC_TGID: 100, PROC_PENDING: 3},
+        {bios: 5, seq: 1, PROC_TGID: 200, PROC_PENDING: 2}]))]
+    procs = [proc_entry(100, [4, 1]), proc_entry(300, [0, 7])]
+    by_dev, seen = parse_maps(stats, procs, NCPU, 123, {})
+    snap = by_dev[DEV]
+    assert (snap.major, snap.minor, snap.t_ns) == (7, 3, 123)
+    assert snap.bios == 15 and snap.bios_seq == 5
+    # flushed (4 + 1) + pending 3; 200 only pending; 300 only flushed
+    assert snap.procs == {100: 8, 200: 2, 300: 7}
+    assert seen == {(DEV, 100): 8, (DEV, 200): 2, (DEV, 300): 7}
+
+
+def test_a_process_count_never_goes_back_and_gone_processes_are_forgotten():
+    # Last read saw 200 with 9 bios (pending); this read caught the flush half-way: the map
+    # still has the old count and the CPU has moved on to another process.
+    stats = [(struct.pack("<I", DEV), dev_value([{PROC_TGID: 100, PROC_PENDING: 1}, {}]))]
+    procs = [proc_entry(200, [0, 0])]
+    by_dev, seen = parse_maps(stats, procs, NCPU, 0, {(DEV, 200): 9, (DEV, 999): 50})
+    assert by_dev[DEV].procs == {100: 1, 200: 9}
+    assert (DEV, 999) not in seen
+
+
+def test_bucket_is_at_least_twice_the_tolerance():
+    for tol in (1, 8, 63, 64, 65, 1000):
+        assert (1 << bucket_shift(tol)) >= 2 * tol
+        assert (1 << (bucket_shift(tol) - 1)) < 2 * tol or tol == 0
