@@ -16,6 +16,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +87,12 @@ class _Segment:
     """A read-cache segment: data from `start` up to an end that grows while the head keeps
     reading ahead into it (prefetch), frozen once the head leaves."""
 
-    __slots__ = ("end0", "frozen", "start", "t0", "used")
+    __slots__ = ("end0", "frozen", "sps", "start", "t0", "used")
 
-    def __init__(self, start: int, end0: int, t0: float) -> None:
+    def __init__(self, start: int, end0: int, t0: float, sps: float) -> None:
         self.start = start
         self.end0 = end0      # end of the data the host asked for
+        self.sps = sps        # media rate (sectors/s) of the zone end0 lies in
         self.t0 = t0          # when the head had read up to end0
         self.frozen = -1      # end once prefetch stopped, -1 while the head is still on it
         self.used = t0
@@ -139,9 +141,16 @@ class HDD(Device):
         self.seek_avg = avg
         self.seek_slope = (full - avg) / max(1.0, (self.cylinders - 1) - self.d0)
         self.overhead = p.overhead_ms / 1e3
+        self.half_rot = self.rot_s / 2
         self.iface_bps = p.iface_mb_s * 1e6
         self.min_pf = int(p.min_prefetch_kb * 1024 / SECTOR)
         self.max_pf = max(self.min_pf, int(p.max_prefetch_kb * 1024 / SECTOR))
+        self.cache_segments = p.cache_segments
+        # per-zone tables for the hot path: media rate (sectors/s), sectors per cylinder and
+        # first cylinder; the same products the pure functions below compute
+        self.zone_sps = [s * rps for s in self.spt]
+        self.zone_per_cyl = [p.heads * s for s in self.spt]
+        self.zone_cyl0 = [z * self.cyl_per_zone for z in range(len(self.spt))]
         # head state
         self.head_lba = 0
         self.head_cyl = 0
@@ -162,11 +171,11 @@ class HDD(Device):
 
     def cylinder_of(self, lba: int) -> int:
         z = self.zone_of(lba)
-        per_cyl = self.p.heads * self.spt[z]
-        return min(self.cylinders - 1, z * self.cyl_per_zone + (lba - self.zone_lba[z]) // per_cyl)
+        return min(self.cylinders - 1,
+                   self.zone_cyl0[z] + (lba - self.zone_lba[z]) // self.zone_per_cyl[z])
 
     def sectors_per_s(self, lba: int) -> float:
-        return self.spt[self.zone_of(lba)] * self.rps
+        return self.zone_sps[self.zone_of(lba)]
 
     def seek_time(self, d: int) -> float:
         if d <= 0:
@@ -194,32 +203,41 @@ class HDD(Device):
     def _valid_end(self, seg: _Segment, t: float) -> int:
         if seg.frozen >= 0:
             return seg.frozen
-        grown = int(max(0.0, t - seg.t0) * self.sectors_per_s(seg.end0))
-        return seg.end0 + min(grown, self.max_pf)
+        dt = t - seg.t0
+        grown = int((dt if dt > 0.0 else 0.0) * seg.sps)
+        mp = self.max_pf
+        return seg.end0 + (grown if grown < mp else mp)
 
     def _leave_active(self, t: float) -> None:
         """The head moves away: the segment it was prefetching into stops growing."""
         if self.active is not None:
-            self.active.frozen = self._valid_end(self.active, max(t, self.head_free))
+            hf = self.head_free
+            self.active.frozen = self._valid_end(self.active, t if t >= hf else hf)
             self.active = None
 
     def _read_cached(self, rq: Request, now: float) -> float:
         """Service time if the cache can serve the read (fully or by the ongoing prefetch),
         else -1."""
-        s, e = rq.sector, rq.sector + rq.nsec
-        act = self.active
+        s = rq.sector
+        e = s + rq.nsec
         for seg in self.segments:
-            end = seg.frozen if seg.frozen >= 0 else self._valid_end(seg, now)
-            if seg.start <= s and e <= end:
+            if seg.start > s:
+                continue
+            end = seg.frozen
+            if end < 0:
+                end = self._valid_end(seg, now)
+            if e <= end:
                 seg.used = now
                 self.cache_hits += 1
                 return self.overhead + rq.nsec * SECTOR / self.iface_bps
+        act = self.active
         if act is not None and act.start <= s <= self._valid_end(act, now):
             # The head is reading ahead right here: wait for it to reach the end of the request.
-            ready = act.t0 + (e - act.end0) / self.sectors_per_s(act.end0)
+            ready = act.t0 + (e - act.end0) / act.sps
             t = self.overhead + max(0.0, ready - now)
             # The head reads on past this request from the moment it reached its end.
             act.end0, act.t0, act.used = e, max(ready, now), now
+            act.sps = self.sectors_per_s(e)
             self.head_lba = e
             self.cache_hits += 1
             return t
@@ -228,43 +246,72 @@ class HDD(Device):
     def access(self, rq: Request, now: float) -> float:
         """Serve rq starting at `now` (the disk is free): returns its service time and moves
         the head. Public so tests can hand-check single accesses."""
-        s, e = rq.sector, rq.sector + rq.nsec
-        if not rq.write and self.p.cache_segments > 0:
+        s = rq.sector
+        nsec = rq.nsec
+        e = s + nsec
+        write = rq.write
+        cached = self.cache_segments > 0
+        if cached and not write:
             t = self._read_cached(rq, now)
             if t >= 0:
                 return t
-        self._leave_active(now)
-        start = max(now, self.head_free)
-        if rq.write and self.segments:
+        if self.active is not None:
+            self._leave_active(now)
+        hf = self.head_free
+        start = now if now >= hf else hf
+        if write and self.segments:
             # Write-through: drop cached copies of what is overwritten.
             self.segments = [g for g in self.segments
-                             if g.start >= e or self._valid_end(g, now) <= s]
+                             if g.start >= e or (g.frozen if g.frozen >= 0
+                                                 else self._valid_end(g, now)) <= s]
+        zlba = self.zone_lba
+        z = bisect_right(zlba, s) - 1
+        if z < 0:
+            z = 0
+        sps = self.zone_sps[z]
         if s == self.head_lba:
-            t_end = start + self.overhead + self.transfer_time(s, rq.nsec)
+            t_end = start + self.overhead + nsec / sps
         else:
-            seek = self.seek_time(abs(self.cylinder_of(s) - self.head_cyl))
-            t_end = start + (self.overhead + seek + self.rot_s / 2
-                             + self.transfer_time(s, rq.nsec))
+            cyl = self.zone_cyl0[z] + (s - zlba[z]) // self.zone_per_cyl[z]
+            last = self.cylinders - 1
+            d = (cyl if cyl < last else last) - self.head_cyl
+            if d < 0:
+                d = -d
+            if d <= 0:
+                seek = 0.0
+            elif d <= self.d0:
+                seek = self.seek_a + self.seek_b * math.sqrt(d)
+            else:
+                seek = self.seek_avg + self.seek_slope * (d - self.d0)
+            t_end = start + (self.overhead + seek + self.half_rot + nsec / sps)
         self.head_lba = e
-        self.head_cyl = self.cylinder_of(e)
+        ze = bisect_right(zlba, e) - 1
+        if ze < 0:
+            ze = 0
+        cyl = self.zone_cyl0[ze] + (e - zlba[ze]) // self.zone_per_cyl[ze]
+        self.head_cyl = cyl if cyl < self.cylinders - 1 else self.cylinders - 1
         self.head_free = t_end
-        if not rq.write and self.p.cache_segments > 0:
-            seg = _Segment(s, e, t_end)
-            if len(self.segments) >= self.p.cache_segments:
-                self.segments.remove(min(self.segments, key=lambda g: g.used))
-            self.segments.append(seg)
+        if cached and not write:
+            seg = _Segment(s, e, t_end, self.zone_sps[ze])
+            segs = self.segments
+            if len(segs) >= self.cache_segments:
+                segs.remove(min(segs, key=_used))
+            segs.append(seg)
             self.active = seg
             if self.min_pf:
                 # The head keeps reading min_prefetch before it will accept a seek.
-                self.head_free = t_end + self.min_pf / self.sectors_per_s(e)
+                self.head_free = t_end + self.min_pf / self.zone_sps[ze]
         return t_end - now
 
     # --- queueing ----------------------------------------------------------------------
     def submit(self, rq: Request, now: float) -> None:
         self.inflight += 1
-        self.queue.append(rq)
-        if not self.busy:
-            self._start(now)
+        if self.busy:
+            self.queue.append(rq)
+        else:
+            # the disk is idle, so its queue is empty: serve rq at once
+            self.busy = True
+            self._at(now + self.access(rq, now), self._finish, rq)  # type: ignore[misc]
 
     def _pick(self) -> Request:
         q = self.queue
@@ -291,8 +338,10 @@ class HDD(Device):
         self.inflight -= 1
         if self.queue:
             self._start(now)
-        assert self._done is not None
-        self._done(rq, now)
+        self._done(rq, now)  # type: ignore[misc]
+
+
+_used = attrgetter("used")
 
 
 # ----------------------------------------------------------------------------------- SSD

@@ -122,6 +122,11 @@ class SimResult:
         return d
 
 
+def _completes(sched: Scheduler) -> bool:
+    """Whether the scheduler does anything on completion (the base's completed() does not)."""
+    return type(sched).completed is not Scheduler.completed
+
+
 class Simulator:
     def __init__(self, device: Device, scheduler: str | Scheduler, workload: Workload, *,
                  tunables: dict[str, Any] | None = None, window_s: float = 1.0,
@@ -132,6 +137,7 @@ class Simulator:
         self.sched = (make_scheduler(scheduler, device, **self.tunables)
                       if isinstance(scheduler, str) else scheduler)
         self.start_name = self.sched.name
+        self.sched_completes = _completes(self.sched)
         self.workload = workload
         self.window_s = window_s
         self.chooser = chooser
@@ -209,8 +215,21 @@ class Simulator:
         w = self.win
         w.bios += 1
         pids = w.pids
-        pids[rq.pid] = pids.get(rq.pid, 0) + 1
-        if self._continues_stream(rq.sector, rq.sector + rq.nsec):
+        pid = rq.pid
+        pids[pid] = pids.get(pid, 0) + 1
+        # the probe's seq test, _continues_stream() inlined for its common outcome: the bio
+        # continues the stream indexed in its own bucket
+        s = rq.sector
+        end = s + rq.nsec
+        b = s // SEQ_TOLERANCE
+        buckets = self.stream_buckets
+        i = buckets.get(b)
+        if i is not None and -SEQ_TOLERANCE <= s - self.stream_ends[i] <= SEQ_TOLERANCE:
+            del buckets[b]
+            self.stream_ends[i] = end
+            buckets[end // SEQ_TOLERANCE] = i
+            w.seq += 1
+        elif self._continues_stream(s, end):
             w.seq += 1
         if self.frozen:
             self.blocked.append(rq)
@@ -219,8 +238,11 @@ class Simulator:
             w.merges += 1
             self.total_merges += 1
             return
-        if not self.completing:  # a completion kicks once after its processes resubmit
-            self._kick(now)
+        # a completion kicks once after its processes resubmit; a busy device takes nothing
+        if not self.completing:
+            dev = self.device
+            if dev.inflight < dev.queue_depth:
+                self._kick(now)
 
     def inject(self, rq: Request) -> None:
         """Submit a request at its own rq.submit time, outside any process (traces, vectors)."""
@@ -231,20 +253,25 @@ class Simulator:
 
     def _kick(self, now: float) -> None:
         dev = self.device
-        sched = self.sched
-        while dev.inflight < dev.queue_depth:
-            r = sched.dispatch(now)
+        if dev.inflight >= dev.queue_depth:
+            return
+        dispatch = self.sched.dispatch
+        log = self.issue_log
+        while True:
+            r = dispatch(now)
             if r is None:
-                break
+                return
             if r.__class__ is float:
                 if self.wake_at <= now or r < self.wake_at:
                     self.wake_at = r  # type: ignore[assignment]
                     self.at(r, self._wake, None)  # type: ignore[arg-type]
-                break
+                return
             r.issue = now  # type: ignore[union-attr]
-            if self.issue_log is not None:
-                self.issue_log.append(r)  # type: ignore[arg-type]
+            if log is not None:
+                log.append(r)  # type: ignore[arg-type]
             dev.submit(r, now)  # type: ignore[arg-type]
+            if dev.inflight >= dev.queue_depth:
+                return
 
     def _wake(self, now: float, _: Any) -> None:
         if now >= self.wake_at:
@@ -254,10 +281,12 @@ class Simulator:
     def _on_complete(self, rq: Request, now: float) -> None:
         self.completing = True
         rq.complete = now
-        self.sched.completed(rq, now)
+        if self.sched_completes:
+            self.sched.completed(rq, now)
         w = self.win
         w.done += 1
-        nbytes = rq.nsec * SECTOR
+        nsec = rq.nsec
+        nbytes = nsec * SECTOR
         if rq.write:
             w.wbytes += nbytes
         else:
@@ -265,16 +294,23 @@ class Simulator:
             w.rbytes += nbytes
         w.lat.append(now - rq.issue)
         sb = nbytes.bit_length() - 1   # log2 bytes bucket, as the probe's size histogram
-        w.size_hist[sb] = w.size_hist.get(sb, 0) + 1
+        sh = w.size_hist
+        sh[sb] = sh.get(sb, 0) + 1
         procs = self.procs
         merged = rq.merged
         if self.complete_log is not None:
             self.complete_log.append(rq)
             self.complete_log.extend(merged or ())
+        hist = self.hist
         if merged is None:
             self.total_requests += 1
             self.total_bytes += nbytes
-            self.hist.add(now - rq.submit)
+            # hist.add(now - rq.submit), inlined
+            lat = now - rq.submit
+            hb = int(_log2(lat * 1e9 if lat > 1e-9 else 1.0) * HIST_PER_OCTAVE)
+            hc = hist.counts
+            hc[hb] = hc.get(hb, 0) + 1
+            hist.n += 1
             p = procs.get(rq.pid)
             if p is not None:
                 p.complete(rq, now)
@@ -285,7 +321,7 @@ class Simulator:
                 b.complete = now
                 self.total_requests += 1
                 self.total_bytes += b.nsec * SECTOR
-                self.hist.add(now - b.submit)
+                hist.add(now - b.submit)
                 p = procs.get(b.pid)
                 if p is not None:
                     p.complete(b, now)
@@ -294,7 +330,7 @@ class Simulator:
             self._maybe_finish_switch(now)
         else:
             self._kick(now)
-        if self.feeders == 0 and self.tracing:
+        if self.tracing and self.feeders == 0:
             self.check_idle(now)
 
     def check_idle(self, now: float) -> None:
@@ -320,6 +356,7 @@ class Simulator:
         old = self.sched.name
         self._account(now)
         self.sched = make_scheduler(name, self.device, **self._tunables_for(name))
+        self.sched_completes = _completes(self.sched)
         self.switch_to = None
         self.switches.append({"t": self.switch_t0, "from": old, "to": name,
                               "drain_s": now - self.switch_t0, "blocked": len(self.blocked)})

@@ -81,12 +81,16 @@ class Process:
         "outstanding",
         "pid",
         "pos",
+        "rand",
+        "randbelow",
+        "read_fraction",
         "rng",
         "sim",
         "spec",
         "start_t",
         "stop_at",
         "stopped",
+        "sync",
         "write_fixed",
     )
 
@@ -113,6 +117,13 @@ class Process:
         self.delay = (spec.think_ms / 1e3) + spec.host_us / 1e6
         self.write_fixed: bool | None = None if spec.op == "mixed" else spec.op == "write"
         self._rid = 0
+        # the spec's fields the hot path reads, held here
+        self.rand = spec.pattern == "rand"
+        # rng.randrange(n) for n >= 1 is rng._randbelow(n) after argument checks (CPython
+        # 3.10-3.12); the same numbers without the checks, where the private name exists
+        self.randbelow = getattr(self.rng, "_randbelow", self.rng.randrange)
+        self.read_fraction = spec.read_fraction
+        self.sync = spec.sync
 
     def start(self, now: float) -> None:
         self.start_t = now
@@ -131,7 +142,7 @@ class Process:
             self.pos = s + self.nsec if s + 2 * self.nsec <= self.hi else self.lo
         return s
 
-    def issue(self, now: float) -> None:
+    def issue(self, now: float, _: Any = None) -> None:
         if self.stopped:
             return
         c = self.spec.count
@@ -141,10 +152,14 @@ class Process:
         self.outstanding += 1
         w = self.write_fixed
         if w is None:
-            w = self.rng.random() >= self.spec.read_fraction
+            w = self.rng.random() >= self.read_fraction
         self._rid += 1
-        rq = Request(self._rid, self.pid, self._next_sector(), self.nsec, w, self.spec.sync, now)
-        self.sim.submit(rq)
+        if self.rand:
+            nsec = self.nsec
+            sector = self.lo + self.randbelow((self.hi - self.lo) // nsec) * nsec
+        else:
+            sector = self._next_sector()
+        self.sim.submit(Request(self._rid, self.pid, sector, self.nsec, w, self.sync, now))
 
     def _issue_event(self, now: float, _: Any) -> None:
         self.issue(now)
@@ -155,14 +170,15 @@ class Process:
         self.bytes += rq.nsec * SECTOR
         lat = now - rq.submit
         self.lat_sum += lat
-        self.lat_max = max(self.lat_max, lat)
+        if lat > self.lat_max:
+            self.lat_max = lat
         if self.stopped or (self.spec.count is not None and self.issued >= self.spec.count):
             if self.outstanding == 0 and self.end_t < 0:
                 self.end_t = now
                 self.sim.process_finished(self)
             return
         if self.delay > 0:
-            self.sim.at(now + self.delay, self._issue_event, None)
+            self.sim.at(now + self.delay, self.issue, None)
         else:
             self.issue(now)
 

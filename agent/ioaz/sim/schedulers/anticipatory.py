@@ -88,7 +88,12 @@ class Anticipatory(Scheduler):
         return f[0] if f else None
 
     def _any_expired(self, now: float) -> bool:
-        return any((h := self._fifo_head(d)) is not None and h.deadline <= now for d in (0, 1))
+        for f in self.fifo:
+            while f and f[0].issue != -1.0:
+                f.popleft()
+            if f and f[0].deadline <= now:
+                return True
+        return False
 
     def _scan(self, d: int) -> Request:
         s = self.sort[d]

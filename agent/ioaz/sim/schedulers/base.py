@@ -51,6 +51,17 @@ class Scheduler:
         rq.issue = -2.0  # merged: never dispatched on its own
         return tgt
 
+    def merge_or_stamp(self, rq: Request) -> Request | None:
+        """back_merge(rq) if a queued request ends where rq starts; when nothing takes it,
+        rq gets its arrival number (_stamp) and None is returned."""
+        if rq.sector in self._ends:
+            tgt = self.back_merge(rq)
+            if tgt is not None:
+                return tgt
+        self._seq += 1
+        rq.seq = self._seq
+        return None
+
     def track(self, rq: Request) -> None:
         self._ends[rq.sector + rq.nsec] = rq
 

@@ -11,11 +11,12 @@ recommends it on RAID).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
-from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
+from ioaz.sim.schedulers.base import _TIE, Decision, Scheduler, SortedQueue
 
 Key = int | str
 
@@ -48,6 +49,11 @@ class CFQ(Scheduler):
         self.n = 0
         self.idle = self.t["slice_idle_ms"] / 1e3
         self.back = int(self.t["back_seek_max_kb"] * 2)
+        self.pen = self.t["back_seek_penalty"]
+        self.expire_sync = self.t["fifo_expire_sync_ms"] / 1e3
+        self.expire_async = self.t["fifo_expire_async_ms"] / 1e3
+        self.slice_sync = self.t["slice_sync_ms"] / 1e3
+        self.slice_async = self.t["slice_async_ms"] / 1e3
 
     def __len__(self) -> int:
         return self.n
@@ -64,17 +70,15 @@ class CFQ(Scheduler):
         if rq.sync and q.last_complete >= 0:
             tt = now - q.last_complete
             q.ttime = tt if q.ttime < 0 else 0.75 * q.ttime + 0.25 * tt
-        tgt = self.back_merge(rq)
+        tgt = self.merge_or_stamp(rq)
         if tgt is not None:
             return tgt
-        self._stamp(rq)
-        rq.deadline = now + (self.t["fifo_expire_sync_ms"] if rq.sync
-                             else self.t["fifo_expire_async_ms"]) / 1e3
-        if not q.sorted and k != self.active:
+        rq.deadline = now + (self.expire_sync if rq.sync else self.expire_async)
+        if not q.sorted.reqs and k != self.active:
             self.rr.append(k)
         q.sorted.add(rq)
         q.fifo.append(rq)
-        self.track(rq)
+        self._ends[rq.sector + rq.nsec] = rq
         self.n += 1
         return None
 
@@ -90,8 +94,8 @@ class CFQ(Scheduler):
                 if not self.rr:
                     return None
                 self.active = self.rr.popleft()
-                self.slice_end = now + (self.t["slice_async_ms"] if self.active == "async"
-                                        else self.t["slice_sync_ms"]) / 1e3
+                self.slice_end = now + (self.slice_async if self.active == "async"
+                                        else self.slice_sync)
             q = self.queues[self.active]
             if now >= self.slice_end:
                 self._expire_active()
@@ -113,26 +117,32 @@ class CFQ(Scheduler):
             q.fifo.popleft()
         if q.fifo and q.fifo[0].deadline <= now:
             return q.fifo[0]
-        nxt = q.sorted.at_or_after(self.head)
-        prv = q.sorted.before(self.head)
-        pen = self.t["back_seek_penalty"]
-        back = self.head - prv.sector if prv is not None else -1
-        if prv is not None and 0 <= back <= self.back and (
-                nxt is None or pen * back < nxt.sector - self.head):
-            return prv
-        return nxt if nxt is not None else q.sorted.reqs[0]
+        head = self.head
+        sq = q.sorted
+        reqs = sq.reqs
+        i = bisect_left(sq.keys, head * _TIE)
+        nxt = reqs[i] if i < len(reqs) else None
+        if i > 0:
+            prv = reqs[i - 1]
+            back = head - prv.sector
+            if 0 <= back <= self.back and (nxt is None or self.pen * back < nxt.sector - head):
+                return prv
+        return nxt if nxt is not None else reqs[0]
 
     def _take(self, q: _Queue, rq: Request) -> Request:
         q.sorted.remove(rq)
         q.inflight += 1
-        self.untrack(rq)
-        self.head = rq.sector + rq.nsec
+        e = rq.sector + rq.nsec
+        ends = self._ends
+        if ends.get(e) is rq:   # untrack()
+            del ends[e]
+        self.head = e
         rq.issue = 0.0
         self.n -= 1
         return rq
 
     def completed(self, rq: Request, now: float) -> None:
-        q = self.queues.get(self.key(rq))
+        q = self.queues.get(rq.pid if rq.sync else "async")
         if q is not None:
             q.inflight -= 1
             q.last_complete = now

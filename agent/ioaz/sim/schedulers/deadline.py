@@ -8,11 +8,12 @@ FIFO head if that has expired or the elevator has reached the end of the disk.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
-from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
+from ioaz.sim.schedulers.base import _TIE, Decision, Scheduler, SortedQueue
 
 READ, WRITE = 0, 1
 
@@ -32,20 +33,21 @@ class Deadline(Scheduler):
         self.starved = 0
         self.last_dir = READ
         self.n = 0
+        self.fifo_batch = self.t["fifo_batch"]
+        self.writes_starved = self.t["writes_starved"]
 
     def __len__(self) -> int:
         return self.n
 
     def add(self, rq: Request, now: float) -> Request | None:
-        tgt = self.back_merge(rq)
+        tgt = self.merge_or_stamp(rq)
         if tgt is not None:
             return tgt
-        self._stamp(rq)
         d = WRITE if rq.write else READ
         rq.deadline = now + self.expire[d]
         self.sort[d].add(rq)
         self.fifo[d].append(rq)
-        self.track(rq)
+        self._ends[rq.sector + rq.nsec] = rq
         self.n += 1
         return None
 
@@ -61,7 +63,13 @@ class Deadline(Scheduler):
 
     def earliest_expired(self, now: float) -> Request | None:
         """The oldest-deadline FIFO head, if its deadline has passed."""
-        r, w = self._fifo_head(READ), self._fifo_head(WRITE)
+        fr, fw = self.fifo
+        while fr and fr[0].issue != -1.0:   # lazily drop ones already dispatched
+            fr.popleft()
+        while fw and fw[0].issue != -1.0:
+            fw.popleft()
+        r = fr[0] if fr else None
+        w = fw[0] if fw else None
         best = r if w is None or (r is not None and r.deadline <= w.deadline) else w
         return best if best is not None and best.deadline <= now else None
 
@@ -70,24 +78,48 @@ class Deadline(Scheduler):
 
     def select(self, now: float) -> tuple[Request | None, bool]:
         """The request deadline would dispatch now and whether it starts a new batch,
-        without changing any state (the stream scheduler asks this)."""
+        without changing any state (the stream scheduler asks this; dropping FIFO entries
+        already dispatched is bookkeeping, not state)."""
         if self.n == 0:
             return None, False
-        if self.batching < self.t["fifo_batch"]:
-            nxt = self.sort[self.last_dir].at_or_after(self.latest_pos[self.last_dir])
-            if nxt is not None:
-                return nxt, False
+        sort = self.sort
+        lp = self.latest_pos
+        if self.batching < self.fifo_batch:
+            sq = sort[self.last_dir]
+            keys = sq.keys
+            i = bisect_left(keys, lp[self.last_dir] * _TIE)
+            if i < len(keys):
+                return sq.reqs[i], False
         d = self._direction()[0]
-        nxt = self.sort[d].at_or_after(self.latest_pos[d])
-        if nxt is None or self.expired(d, now):
-            return self._fifo_head(d), True
-        return nxt, True
+        sq = sort[d]
+        keys = sq.keys
+        i = bisect_left(keys, lp[d] * _TIE)
+        f = self.fifo[d]
+        while f and f[0].issue != -1.0:   # lazily drop ones already dispatched
+            f.popleft()
+        head = f[0] if f else None
+        if i >= len(keys) or (head is not None and head.deadline <= now):
+            return head, True
+        return sq.reqs[i], True
+
+    def peek(self, now: float) -> Request | None:
+        """select(now)'s request alone (what the stream scheduler compares with)."""
+        if self.n == 0:
+            return None
+        if self.batching < self.fifo_batch:
+            d = self.last_dir
+            sq = self.sort[d]
+            keys = sq.keys
+            i = bisect_left(keys, self.latest_pos[d] * _TIE)
+            if i < len(keys):
+                return sq.reqs[i]
+        return self.select(now)[0]
 
     def _direction(self) -> tuple[int, int]:
         """(direction, new starved count) for a new batch."""
-        reads, writes = len(self.sort[READ]), len(self.sort[WRITE])
-        if reads:
-            if writes and self.starved >= self.t["writes_starved"]:
+        writes = len(self.sort[WRITE].keys)
+        if self.sort[READ].keys:
+            if writes and self.starved >= self.writes_starved:
                 return WRITE, 0
             return READ, self.starved + (1 if writes else 0)
         return WRITE, 0
@@ -99,15 +131,40 @@ class Deadline(Scheduler):
             self.batching = 0
         self.batching += 1
         self.last_dir = d
-        self.latest_pos[d] = rq.sector + rq.nsec
+        e = rq.sector + rq.nsec
+        self.latest_pos[d] = e
         self.sort[d].remove(rq)
-        self.untrack(rq)
+        ends = self._ends
+        if ends.get(e) is rq:   # untrack()
+            del ends[e]
         rq.issue = 0.0  # marks it gone from the FIFO; the engine sets the real issue time
         self.n -= 1
 
     def dispatch(self, now: float) -> Decision:
-        rq, new_batch = self.select(now)
-        if rq is None:
+        if self.n == 0:
             return None
-        self.take(rq, new_batch)
-        return rq
+        d = self.last_dir
+        if self.batching < self.fifo_batch:
+            # inside a batch: the next request in sector order, the same direction (select())
+            sq = self.sort[d]
+            pos = self.latest_pos[d]
+            keys = sq.keys
+            i = bisect_left(keys, pos * _TIE)
+            if i < len(keys):
+                rq = sq.reqs[i]
+                self.batching += 1
+                del keys[i]
+                del sq.reqs[i]
+                e = rq.sector + rq.nsec
+                self.latest_pos[d] = e
+                ends = self._ends
+                if ends.get(e) is rq:   # untrack()
+                    del ends[e]
+                rq.issue = 0.0
+                self.n -= 1
+                return rq
+        sel, new_batch = self.select(now)
+        if sel is None:
+            return None
+        self.take(sel, new_batch)
+        return sel

@@ -95,6 +95,9 @@ class Stream(Scheduler):
         self.curve: ServiceCurve | SqrtCurve = (
             SqrtCurve(int(t["svc_min_us"]), int(t["svc_max_us"]), int(t["svc_full_sectors"]))
             if t["svc_max_us"] > 0 else ServiceCurve(device))
+        self.vr_base = isinstance(self.inner, VR)
+        self.deadlines = bool(t["deadlines"]) if self.vr_base else True
+        self.idle = bool(t["stream_idle"])
         self.thr = t["stream_threshold"]
         self.tol = t["tolerance"]
         self.back = t["backseek_penalty"] / 100.0
@@ -109,7 +112,7 @@ class Stream(Scheduler):
         self.waits = self.waits_paid = self.waits_timeout = self.waits_cut = self.expired = 0
 
     def __len__(self) -> int:
-        return len(self.inner)
+        return self.inner.n
 
     def service(self, frm: int, to: int) -> float:
         """calculate_service_time(): the head at frm, the request at to."""
@@ -119,29 +122,35 @@ class Stream(Scheduler):
 
     def _pending(self, now: float) -> Request | None:
         inner = self.inner
-        return inner.pending() if isinstance(inner, VR) else inner.select(now)[0]
+        return inner.pending() if isinstance(inner, VR) else inner.peek(now)
 
     def _expired(self, now: float) -> Request | None:
-        inner = self.inner
-        if isinstance(inner, VR):
-            return inner.earliest_expired(now) if inner.t["deadlines"] else None
-        return inner.earliest_expired(now)
+        if self.vr_base:
+            return self.inner.earliest_expired(now) if self.deadlines else None
+        return self.inner.earliest_expired(now)
 
     # Figure 2, "upon arrival of request new_R"
     def add(self, rq: Request, now: float) -> Request | None:
         best = None
         keep = []
+        waiting = self.waiting
+        sector = rq.sector
+        curve = self.curve
         for p in self.parents:
-            if p.deadline < now and p is not self.waiting:
-                continue
-            if p.deadline >= now and now - p.done + self.service(p.pos, rq.sector) < p.svc and (
-                    best is None or p.size > best.size):
-                best = p
+            dl = p.deadline
+            if dl < now:
+                if p is not waiting:
+                    continue
+            else:
+                pos = p.pos
+                svc = curve(sector - pos) if sector >= pos else curve(pos - sector) * self.back
+                if now - p.done + svc < p.svc and (best is None or p.size > best.size):
+                    best = p
             keep.append(p)
         rq.stream_size = 1
         if best is not None:
             rq.stream_size = best.size + 1
-            if best is self.waiting:
+            if best is waiting:
                 self.waiting = None
                 self.urgent = rq
                 self.waits_paid += 1
@@ -160,10 +169,14 @@ class Stream(Scheduler):
         pos = rq.sector + rq.nsec
         pending = self._pending(now)
         # no pending request: the disk would idle anyway, so the widest window
-        svc = self.service(pos, pending.sector) if pending is not None else self.curve.max
+        if pending is None:
+            svc = self.curve.max
+        else:
+            to = pending.sector
+            svc = self.curve(to - pos) if to >= pos else self.curve(pos - to) * self.back
         p = _Parent(pos, now, svc, size)
         self.parents.append(p)
-        if not self.t["stream_idle"] or size < self.thr:
+        if not self.idle or size < self.thr:
             return
         if self._expired(now) is not None:
             self.waits_cut += 1
@@ -182,16 +195,16 @@ class Stream(Scheduler):
 
     def _take(self, rq: Request) -> Request:
         inner = self.inner
-        if isinstance(inner, VR):
-            inner.take(rq)
+        if self.vr_base:
+            inner.take(rq)  # type: ignore[call-arg]
         else:
-            inner.take(rq, new_batch=False)
+            inner.take(rq, new_batch=False)  # type: ignore[call-arg]
         if rq.stream_size < self.thr:
             self.in_stream = False
         return rq
 
     def dispatch(self, now: float) -> Decision:
-        if not len(self.inner):
+        if not self.inner.n:
             return None  # nothing to choose between; an arrival runs the wait logic
         if self.urgent is not None:
             rq, self.urgent = self.urgent, None
@@ -220,6 +233,6 @@ class Stream(Scheduler):
             self.waiting = None
             self.waits_timeout += 1
         out = self.inner.dispatch(now)
-        if isinstance(out, Request) and out.stream_size < self.thr:
+        if out.__class__ is Request and out.stream_size < self.thr:  # type: ignore[union-attr]
             self.in_stream = False
         return out

@@ -11,11 +11,12 @@ deadline avalanche. The exact rules are those of tests/vectors/README.md, shared
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
-from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
+from ioaz.sim.schedulers.base import _TIE, Decision, Scheduler, SortedQueue
 
 
 class VR(Scheduler):
@@ -34,20 +35,22 @@ class VR(Scheduler):
         self.batching = 0
         self.n = 0
         self.expired = 0   # dispatches forced by an expired deadline (the kernel's counter)
+        self.rev = self.t["rev_penalty"]
+        self.fifo_batch = self.t["fifo_batch"]
+        self.deadlines = self.t["deadlines"]
+        self.expire = (self.t["sync_expire_ms"] / 1e3, self.t["async_expire_ms"] / 1e3)
 
     def __len__(self) -> int:
         return self.n
 
     def add(self, rq: Request, now: float) -> Request | None:
-        tgt = self.back_merge(rq)
+        tgt = self.merge_or_stamp(rq)
         if tgt is not None:
             return tgt
-        self._stamp(rq)
-        expire = self.t["sync_expire_ms"] if rq.sync else self.t["async_expire_ms"]
-        rq.deadline = now + expire / 1e3
+        rq.deadline = now + (self.expire[0] if rq.sync else self.expire[1])
         self.sorted.add(rq)
         (self.fifo[0] if rq.sync else self.fifo[1]).append(rq)
-        self.track(rq)
+        self._ends[rq.sector + rq.nsec] = rq
         self.n += 1
         return None
 
@@ -67,15 +70,19 @@ class VR(Scheduler):
 
     def _nearest(self) -> tuple[Request, bool]:
         """The V(R) choice and whether it lies at or after the head (the new direction)."""
-        nxt = self.sorted.at_or_after(self.head)
-        prv = self.sorted.before(self.head)
+        sq = self.sorted
+        head = self.head
+        i = bisect_left(sq.keys, head * _TIE)
+        reqs = sq.reqs
+        nxt = reqs[i] if i < len(reqs) else None
+        prv = reqs[i - 1] if i > 0 else None
         if nxt is None:
             assert prv is not None
             return prv, False
         if prv is None:
             return nxt, True
-        fwd, back = nxt.sector - self.head, self.head - prv.sector
-        r = self.t["rev_penalty"]
+        fwd, back = nxt.sector - head, head - prv.sector
+        r = self.rev
         if self.up:
             if r == 0 or fwd <= back * r:
                 return nxt, True
@@ -88,9 +95,9 @@ class VR(Scheduler):
         if self.n == 0:
             return None
         rq = None
-        if self.batching >= self.t["fifo_batch"] or self.batching == 0:
+        if self.batching >= self.fifo_batch or self.batching == 0:
             self.batching = 0
-            if self.t["deadlines"]:
+            if self.deadlines:
                 rq = self.earliest_expired(now)
                 if rq is not None:
                     self.expired += 1
@@ -103,9 +110,12 @@ class VR(Scheduler):
         """Hand rq to the device: the head moves to its end, in the direction it went."""
         self.up = rq.sector >= self.head
         self.batching += 1
-        self.head = rq.sector + rq.nsec
+        e = rq.sector + rq.nsec
+        self.head = e
         self.sorted.remove(rq)
-        self.untrack(rq)
+        ends = self._ends
+        if ends.get(e) is rq:   # untrack()
+            del ends[e]
         rq.issue = 0.0
         self.n -= 1
         if self.n == 0:
