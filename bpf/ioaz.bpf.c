@@ -94,11 +94,21 @@ static __always_inline __u32 log2_u64(__u64 v)
 	return r | (__u32)(v >> 1);
 }
 
-static __always_inline __u32 log2_slot(__u64 v, __u32 slots)
+/*
+ * hist[floor(log2(v))]++, the last slot taking everything above. The bounds
+ * check is written out on the very register used to index, after a compiler
+ * barrier: without it clang clamps a 32-bit copy and the 6.1 verifier loses
+ * the bound ("unbounded memory access"; found by tests/kmod/test_probe_vm.py).
+ */
+static __always_inline void hist_add(__u64 *hist, __u32 slots, __u64 v)
 {
-	__u32 r = log2_u64(v);
+	__u64 i = log2_u64(v);
 
-	return r < slots ? r : slots - 1;
+	if (i >= slots)
+		i = slots - 1;
+	barrier_var(i);
+	if (i < slots)
+		hist[i]++;
 }
 
 static __always_inline int rq_dir(struct request *rq)
@@ -333,14 +343,14 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 		s->completed_bytes[dir] += nr_bytes;
 	}
 	if (nr_bytes)
-		s->size_hist[log2_slot(nr_bytes, IOAZ_SIZE_SLOTS)]++;
+		hist_add(s->size_hist, IOAZ_SIZE_SLOTS, nr_bytes);
 
 	now = bpf_ktime_get_ns();
 	start = rq->start_time_ns;
 	if (start && start <= now) {
 		delta = now - start;
 		s->lat_sum_ns += delta;
-		s->lat_hist[log2_slot(delta, IOAZ_LAT_SLOTS)]++;
+		hist_add(s->lat_hist, IOAZ_LAT_SLOTS, delta);
 	} else {
 		s->lat_untimed++;
 	}
@@ -349,7 +359,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 		delta = now - issued;
 		s->svc_count++;
 		s->svc_sum_ns += delta;
-		s->svc_hist[log2_slot(delta, IOAZ_LAT_SLOTS)]++;
+		hist_add(s->svc_hist, IOAZ_LAT_SLOTS, delta);
 	}
 	return 0;
 }

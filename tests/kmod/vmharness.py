@@ -109,6 +109,22 @@ def build_iotool() -> Path:
     return out
 
 
+def build_probeload() -> Path:
+    """probeload.c (the probe's loader, static) against libbpf.a; `make bpf` builds the object."""
+    src = HERE / "probeload.c"
+    out = WORK / "probeload"
+    deps = [src, REPO / "bpf" / "ioaz.h"]
+    if out.exists() and all(out.stat().st_mtime >= d.stat().st_mtime for d in deps):
+        return out
+    for lib in ("libbpf.a", "libelf.a", "libz.a"):
+        if not (Path("/usr/lib/x86_64-linux-gnu") / lib).exists():
+            raise Unavailable(f"{lib} is not installed (libbpf-dev, libelf-dev, zlib1g-dev)")
+    WORK.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["gcc", "-static", "-O2", "-Wall", "-o", str(out), str(src),
+                    "-lbpf", "-lelf", "-lz"], check=True)
+    return out
+
+
 PRELUDE = r"""#!/bin/sh
 export PATH=/bin:/sbin
 mount -t proc proc /proc

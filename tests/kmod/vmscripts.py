@@ -211,3 +211,28 @@ def bench_script(scheds: list[str], seconds: int, rounds: int) -> str:
                          " | grep iops)\"")
     lines.append("end bench")
     return "\n".join(lines) + "\n"
+
+
+NULLB_PROBE = "nr_devices=1 queue_mode=2 hw_queue_depth=32 irqmode=0 gb=16"
+
+# The probe on this kernel: two interleaved sequential readers with no scheduler, then one
+# random reader 32 deep under mq-deadline, each under its own load of the object.
+PROBE_SCRIPT = r"""
+chmod +x /bin/probeload
+nullb """ + NULLB_PROBE + r"""
+begin probe:env
+echo "devt $(cat /sys/block/nullb0/dev)"
+[ -e /sys/kernel/btf/vmlinux ] && echo "btf 1" || echo "btf 0"
+end probe:env
+sched none
+begin probe:seq
+probeload /ioaz.bpf.o -- sh -c 'iotool seq /dev/nullb0 0 2 > /tmp/a.out &
+  iotool seq /dev/nullb0 16777216 2 > /tmp/b.out & wait'
+echo "a_$(grep reads /tmp/a.out)"; echo "b_$(grep reads /tmp/b.out)"
+end probe:seq
+sched mq-deadline
+begin probe:rand
+probeload /ioaz.bpf.o -- sh -c 'iotool rand /dev/nullb0 2 32 0 9 > /tmp/r.out'
+sed 's/^/r_/' /tmp/r.out
+end probe:rand
+"""
