@@ -90,7 +90,10 @@ class Deadline(Scheduler):
             i = bisect_left(keys, lp[self.last_dir] * _TIE)
             if i < len(keys):
                 return sq.reqs[i], False
-        d = self._direction()[0]
+        if sort[READ].keys:   # _direction()
+            d = WRITE if sort[WRITE].keys and self.starved >= self.writes_starved else READ
+        else:
+            d = WRITE
         sq = sort[d]
         keys = sq.keys
         i = bisect_left(keys, lp[d] * _TIE)

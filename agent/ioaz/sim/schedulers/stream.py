@@ -40,13 +40,17 @@ class ServiceCurve:
         self.max = max(self.time)
 
     def __call__(self, d: int) -> float:
-        i = bisect_left(self.dist, d)
-        if i >= len(self.dist):
-            return self.time[-1]
-        if self.dist[i] == d or i == 0:
-            return self.time[i]
-        d0, d1 = self.dist[i - 1], self.dist[i]
-        return self.time[i - 1] + (self.time[i] - self.time[i - 1]) * (d - d0) / (d1 - d0)
+        dist = self.dist
+        time = self.time
+        i = bisect_left(dist, d)
+        if i >= len(dist):
+            return time[-1]
+        d1 = dist[i]
+        if d1 == d or i == 0:
+            return time[i]
+        d0 = dist[i - 1]
+        t0 = time[i - 1]
+        return t0 + (time[i] - t0) * (d - d0) / (d1 - d0)
 
 
 class SqrtCurve:
@@ -98,6 +102,17 @@ class Stream(Scheduler):
         self.vr_base = isinstance(self.inner, VR)
         self.deadlines = bool(t["deadlines"]) if self.vr_base else True
         self.idle = bool(t["stream_idle"])
+        # the base's calls this scheduler makes per request, bound once
+        inner = self.inner
+        if isinstance(inner, VR):
+            self._pending = lambda now: inner.pending()  # type: ignore[method-assign]
+            if not self.deadlines:
+                self._expired = lambda now: None  # type: ignore[method-assign]
+            else:
+                self._expired = inner.earliest_expired  # type: ignore[method-assign]
+        else:
+            self._pending = inner.peek  # type: ignore[method-assign]
+            self._expired = inner.earliest_expired  # type: ignore[method-assign]
         self.thr = t["stream_threshold"]
         self.tol = t["tolerance"]
         self.back = t["backseek_penalty"] / 100.0
@@ -198,7 +213,7 @@ class Stream(Scheduler):
         if self.vr_base:
             inner.take(rq)  # type: ignore[call-arg]
         else:
-            inner.take(rq, new_batch=False)  # type: ignore[call-arg]
+            inner.take(rq, False)  # type: ignore[call-arg]
         if rq.stream_size < self.thr:
             self.in_stream = False
         return rq
