@@ -73,7 +73,8 @@ def test_training_reports_held_out_accuracy_and_loss_next_to_the_matrix(learned)
               "matrix_loop_loss"):
         assert 0.0 <= r[k] <= 1.0
     assert sum(map(sum, r["confusion"])) == r["rows"]
-    assert r["family"] in ("tree", "forest", "boosting", "logistic")
+    assert r["family"] in ("tree", "forest", "boosting", "logistic", "share-forest",
+                           "share-forest-leaf6", "share-boosting")
     man = json.loads(learned["model"].read_text())
     assert man["goal"] == "mean" and man["feature_schema"]["features"][0]["name"] == "iops"
     assert "scikit-learn" in man["versions"] and (learned["dir"] / man["skops"]).exists()

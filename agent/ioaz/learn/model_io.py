@@ -8,7 +8,11 @@ and the policy each stands for, the versions it was trained with, the skops file
 the evaluation report.
 
     model = load("hp72-mean.model.json")        # ModelError with a clear message on any problem
-    model.predict_proba_dict(vector) -> {policy: probability}
+    model.predict_proba(vector) -> [(policy, score)], best first
+
+A model's output is `proba` (a classifier: the probability that each policy is the best) or
+`share` (a regressor of each candidate's share of the per-workload best, ioaz.learn.trainer's
+ShareModel: the skops file holds the scikit-learn regressor, the manifest its candidate order).
 """
 from __future__ import annotations
 
@@ -53,6 +57,10 @@ def save(manifest_path: str | Path, estimator: Any, *, goal: str, family: str,
          policy_of: dict[str, str], trained_on: dict[str, Any],
          evaluation: dict[str, Any] | None = None) -> Path:
     import skops.io as sio
+    output = "proba"
+    classes = [str(c) for c in estimator.classes_]
+    if not hasattr(estimator, "predict_proba"):      # a trainer.ShareModel
+        output, estimator = "share", estimator.estimator
     mpath = Path(manifest_path)
     spath = mpath.with_suffix(".skops") if mpath.suffix == ".json" else \
         mpath.with_name(mpath.name + ".skops")
@@ -62,8 +70,7 @@ def save(manifest_path: str | Path, estimator: Any, *, goal: str, family: str,
         spath.unlink()
         raise ModelError(f"{spath}: the estimator needs types outside the trusted set: "
                          f"{', '.join(sorted(untrusted))}")
-    classes = [str(c) for c in estimator.classes_]
-    doc = {"kind": KIND, "format": FORMAT, "goal": goal, "family": family,
+    doc = {"kind": KIND, "format": FORMAT, "goal": goal, "family": family, "output": output,
            "skops": spath.name, "sha256": _sha(spath), "feature_schema": schema_doc(),
            "classes": classes, "policy_of": {c: policy_of.get(c, c) for c in classes},
            "trained_on": trained_on, "versions": versions(),
@@ -82,19 +89,28 @@ class Model:
     estimator: Any
     manifest: dict[str, Any]
     notes: list[str]
+    output: str = "proba"           # proba | share (see the module's docstring)
 
     @property
     def name(self) -> str:
         return f"{Path(self.path).name} ({self.family})"
 
     def predict_proba(self, vec: list[float]) -> list[tuple[str, float]]:
-        """(policy, probability), most probable first; labels of one policy are summed."""
+        """(policy, score), best first: probabilities (labels of one policy summed), or
+        predicted shares of the best (a policy's best label counts)."""
         import numpy as np
-        p = self.estimator.predict_proba(np.asarray([vec], dtype=float))[0]
+        x = np.asarray([vec], dtype=float)
         out: dict[str, float] = {}
-        for c, v in zip(self.estimator.classes_, p, strict=True):
-            pol = self.policy_of.get(str(c), str(c))
-            out[pol] = out.get(pol, 0.0) + float(v)
+        if self.output == "share":
+            p = np.clip(np.asarray(self.estimator.predict(x), dtype=float).reshape(-1), 0, 1)
+            for c, v in zip(self.classes, p, strict=True):
+                pol = self.policy_of.get(c, c)
+                out[pol] = max(out.get(pol, 0.0), float(v))
+        else:
+            p = self.estimator.predict_proba(x)[0]
+            for c, v in zip(self.estimator.classes_, p, strict=True):
+                pol = self.policy_of.get(str(c), str(c))
+                out[pol] = out.get(pol, 0.0) + float(v)
         return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
@@ -160,9 +176,19 @@ def load(path: str | Path, policies: tuple[str, ...] | None = None) -> Model:
         was = doc.get("versions", {}).get(k)
         if was and was != have[k]:
             notes.append(f"trained with {k} {was}, running {have[k]}")
-    classes = [str(c) for c in est.classes_]
-    if classes != doc["classes"]:
-        raise ModelError(f"{spath}: its labels {classes} differ from the manifest's "
-                         f"{doc['classes']}")
+    output = doc.get("output", "proba")
+    if output == "share":
+        classes = [str(c) for c in doc["classes"]]
+        outputs = getattr(est, "n_outputs_", None) or len(getattr(est, "estimators_", []))
+        if not hasattr(est, "predict") or outputs != len(classes):
+            raise ModelError(f"{spath}: not a regressor with one output per label of the "
+                             f"manifest ({len(classes)})")
+    elif output == "proba":
+        classes = [str(c) for c in est.classes_]
+        if classes != doc["classes"]:
+            raise ModelError(f"{spath}: its labels {classes} differ from the manifest's "
+                             f"{doc['classes']}")
+    else:
+        raise ModelError(f"{p}: unknown model output {output!r} (expected proba or share)")
     return Model(str(p), doc["goal"], doc.get("family", "?"), classes, doc["policy_of"], est,
-                 doc, notes)
+                 doc, notes, output)

@@ -1,7 +1,9 @@
 """ModelVerdicts: a VerdictProvider (ioaz.decide.verdict) backed by a trained model.
 
-The model reads the window's features (ioaz.learn.features) and gives a probability per
-policy. When the most probable one is at least `min_confidence`, it is the verdict; below, or
+The model reads the window's features (ioaz.learn.features) and gives a score per policy: the
+probability that it is the best (a classifier), or its predicted share of the best performance
+(a share model: how much of the per-workload best it expects the policy to deliver). When the
+top score is at least `min_confidence`, that policy is the verdict; below, or
 when the model was trained for another goal, the matrix decides as it would without a model.
 Either way the verdict carries the model's top candidates and probabilities, which
 `ioazctl explain` shows.
@@ -23,11 +25,12 @@ TOP = 3
 class ModelVerdict(Verdict):
     model: str | None = None
     confidence: float | None = None
-    candidates: tuple[tuple[str, float], ...] = ()   # (policy, probability), best first
+    candidates: tuple[tuple[str, float], ...] = ()   # (policy, score), best first
 
 
-def _top(cands: list[tuple[str, float]]) -> str:
-    return ", ".join(f"{p} {v:.2f}" for p, v in cands[:TOP])
+def _top(cands: list[tuple[str, float]], output: str = "proba") -> str:
+    kind = "share of best " if output == "share" else ""
+    return kind + ", ".join(f"{p} {v:.2f}" for p, v in cands[:TOP])
 
 
 class ModelVerdicts:
@@ -48,10 +51,10 @@ class ModelVerdicts:
         if conf >= self.min_confidence:
             return ModelVerdict(
                 policy, f"model:{m.name}", goal,
-                f"model {m.name}: {_top(cands)} -> {policy}", model=m.path, confidence=conf,
-                candidates=tuple(cands[:TOP]))
+                f"model {m.name}: {_top(cands, m.output)} -> {policy}", model=m.path,
+                confidence=conf, candidates=tuple(cands[:TOP]))
         v = self.fallback.verdict(features, device, goal)
         mv = ModelVerdict(**v.as_dict(), model=m.path, confidence=conf,
                           candidates=tuple(cands[:TOP]))
-        return replace(mv, text=f"model {m.name} unsure ({_top(cands)}; top below "
+        return replace(mv, text=f"model {m.name} unsure ({_top(cands, m.output)}; top below "
                                 f"{self.min_confidence:g}), matrix: {v.text}")
