@@ -44,6 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also run with ioaz's decision code choosing the scheduler per window")
     p.add_argument("--goal", choices=("mean", "min", "max", "throughput", "latency"),
                    default=None, help="goal for --adaptive (default: the configured goal)")
+    p.add_argument("--calibrated", action="store_true",
+                   help="--adaptive with the matrices measured on the wd500 model "
+                        "(agent/ioaz/sim/matrices) instead of the shipped ones")
     p.add_argument("--switch-cost", type=float, default=0.0, metavar="S",
                    help="fixed seconds a switch takes after the drain (--adaptive)")
     p.add_argument("--json", metavar="FILE",
@@ -102,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     def workload() -> Workload:
         if args.trace:
             return Workload(f"trace:{args.trace}", [])
+        from ioaz.lab.report_sim import MIXES  # the benchmark report's own mixes
+
+        if args.workload in MIXES:
+            return MIXES[args.workload](args.duration)
         return named_workload(args.workload, args.duration)
 
     def start(sim: Simulator) -> Simulator:
@@ -110,7 +117,9 @@ def run(args: argparse.Namespace) -> int:
         return sim
 
     if args.list:
-        print("workloads: ", " ".join(workload_names()))
+        from ioaz.lab.report_sim import MIXES
+
+        print("workloads: ", " ".join(workload_names() + sorted(MIXES)))
         print("devices:   ", " ".join(model_names()))
         print("schedulers:", " ".join(sorted(SCHEDULERS)))
         return 0
@@ -136,12 +145,16 @@ def run(args: argparse.Namespace) -> int:
                                   keep_windows=args.windows))
             results.append(sim.run())
         if args.adaptive:
+            from ioaz.lab.report_sim import calibrated_config
             from ioaz.sim.adaptive import AgentChooser
 
+            cfg = calibrated_config() if args.calibrated else None
+            if args.calibrated and cfg is None:
+                raise ValueError("--calibrated: no matrices in agent/ioaz/sim/matrices")
             dev = load_device(args.device)
             chooser = AgentChooser(goal=args.goal, size_bytes=dev.capacity_sectors * 512,
                                    rotational=not args.device.startswith("ssd"),
-                                   start_policy=names[0])
+                                   start_policy=names[0], config=cfg)
             sim = start(Simulator(dev, names[0], workload(), tunables=tunables,
                                   window_s=args.window, seed=args.seed,
                                   keep_windows=args.windows, chooser=chooser,
