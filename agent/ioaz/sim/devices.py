@@ -208,30 +208,25 @@ class HDD(Device):
         mp = self.max_pf
         return seg.end0 + (grown if grown < mp else mp)
 
-    def _leave_active(self, t: float) -> None:
-        """The head moves away: the segment it was prefetching into stops growing."""
-        if self.active is not None:
-            hf = self.head_free
-            self.active.frozen = self._valid_end(self.active, t if t >= hf else hf)
-            self.active = None
-
     def _read_cached(self, rq: Request, now: float) -> float:
         """Service time if the cache can serve the read (fully or by the ongoing prefetch),
         else -1."""
         s = rq.sector
         e = s + rq.nsec
+        act = self.active
+        # the segment the head reads ahead into: how far it has got by now
+        act_end = self._valid_end(act, now) if act is not None else -1
         for seg in self.segments:
             if seg.start > s:
                 continue
             end = seg.frozen
             if end < 0:
-                end = self._valid_end(seg, now)
+                end = act_end if seg is act else self._valid_end(seg, now)
             if e <= end:
                 seg.used = now
                 self.cache_hits += 1
                 return self.overhead + rq.nsec * SECTOR / self.iface_bps
-        act = self.active
-        if act is not None and act.start <= s <= self._valid_end(act, now):
+        if act is not None and act.start <= s <= act_end:
             # The head is reading ahead right here: wait for it to reach the end of the request.
             ready = act.t0 + (e - act.end0) / act.sps
             t = self.overhead + max(0.0, ready - now)
@@ -255,9 +250,19 @@ class HDD(Device):
             t = self._read_cached(rq, now)
             if t >= 0:
                 return t
-        if self.active is not None:
-            self._leave_active(now)
+        act = self.active
         hf = self.head_free
+        if act is not None:
+            # the head moves away: the segment it was reading ahead into stops growing
+            t = now if now >= hf else hf
+            f = act.frozen
+            if f < 0:
+                dt = t - act.t0
+                grown = int((dt if dt > 0.0 else 0.0) * act.sps)
+                mp = self.max_pf
+                f = act.end0 + (grown if grown < mp else mp)
+            act.frozen = f
+            self.active = None
         start = now if now >= hf else hf
         if write and self.segments:
             # Write-through: drop cached copies of what is overwritten.

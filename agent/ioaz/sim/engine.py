@@ -186,30 +186,6 @@ class Simulator:
         heapq.heappush(self.heap, (t, self.seq, fn, arg))
 
     # --- requests --------------------------------------------------------------------------
-    def _continues_stream(self, s: int, end: int) -> bool:
-        """The probe's seq test: does a bio at s start within SEQ_TOLERANCE of the end of one of
-        the last SEQ_STREAMS streams? Stream ends are indexed by end // SEQ_TOLERANCE (one
-        stream per bucket: two ends that close are one stream for this test), so three dict
-        lookups replace a scan of every stream."""
-        ends = self.stream_ends
-        buckets = self.stream_buckets
-        b = s // SEQ_TOLERANCE
-        for bb in (b, b - 1, b + 1):
-            i = buckets.get(bb)
-            if i is not None and -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
-                del buckets[bb]
-                ends[i] = end
-                buckets[end // SEQ_TOLERANCE] = i
-                return True
-        i = self.stream_next
-        self.stream_next = (i + 1) % SEQ_STREAMS
-        old = ends[i] // SEQ_TOLERANCE
-        if buckets.get(old) == i:
-            del buckets[old]
-        ends[i] = end
-        buckets[end // SEQ_TOLERANCE] = i
-        return False
-
     def submit(self, rq: Request) -> None:
         now = rq.submit
         w = self.win
@@ -217,20 +193,32 @@ class Simulator:
         pids = w.pids
         pid = rq.pid
         pids[pid] = pids.get(pid, 0) + 1
-        # the probe's seq test, _continues_stream() inlined for its common outcome: the bio
-        # continues the stream indexed in its own bucket
+        # The probe's seq test: does the bio start within SEQ_TOLERANCE of the end of one of
+        # the last SEQ_STREAMS streams? Stream ends are indexed by end // SEQ_TOLERANCE (one
+        # stream per bucket: two ends that close are one stream for this test), so three dict
+        # lookups replace a scan of every stream; a bio that continues none starts a stream
+        # in the oldest slot.
         s = rq.sector
         end = s + rq.nsec
         b = s // SEQ_TOLERANCE
         buckets = self.stream_buckets
-        i = buckets.get(b)
-        if i is not None and -SEQ_TOLERANCE <= s - self.stream_ends[i] <= SEQ_TOLERANCE:
-            del buckets[b]
-            self.stream_ends[i] = end
+        ends = self.stream_ends
+        for bb in (b, b - 1, b + 1):
+            i = buckets.get(bb)
+            if i is not None and -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
+                del buckets[bb]
+                ends[i] = end
+                buckets[end // SEQ_TOLERANCE] = i
+                w.seq += 1
+                break
+        else:
+            i = self.stream_next
+            self.stream_next = (i + 1) % SEQ_STREAMS
+            old = ends[i] // SEQ_TOLERANCE
+            if buckets.get(old) == i:
+                del buckets[old]
+            ends[i] = end
             buckets[end // SEQ_TOLERANCE] = i
-            w.seq += 1
-        elif self._continues_stream(s, end):
-            w.seq += 1
         if self.frozen:
             self.blocked.append(rq)
             return
