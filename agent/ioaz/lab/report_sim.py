@@ -277,7 +277,7 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
         r = run_sim(dev, "deadline", _async_readers(d, dur), tunables=b1, keep_windows=True)
         row["deadline_b1"] = r.iops
         row["deadline_p99_ms"] = (r.p99_latency_s or 0) * 1e3
-        # what ioazd sees: the probe's p99 is issue-to-completion, per window
+        # what ioazd sees: the probe's p99 (submit to completion), per window
         win_p99 = max((w.p99_latency_s or 0.0) for w in r.windows) if r.windows else None
         row["probe_p99_ms"] = (win_p99 or 0) * 1e3
         rule = deadline_expiries(win_p99)
@@ -297,7 +297,7 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
         f"{deep['fifo'] / deep['sstf']:.2f}, deadline {deep['deadline'] / deep['sstf']:.2f} "
         f"(fifo_batch 16), {deep['deadline_b1'] / deep['sstf']:.2f} (fifo_batch 1: the "
         f"collapse); expiry scaled from the application's p99 "
-        f"{deep['deadline_b1_app'] / deep['sstf']:.2f}, from the probe's issue-to-completion "
+        f"{deep['deadline_b1_app'] / deep['sstf']:.2f}, from the probe's windowed "
         f"p99 {deep['deadline_b1_rule'] / deep['sstf']:.2f}")
 
     # 5.4: controller queue depth on RAID
@@ -325,12 +325,13 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
            "batch of fifo_batch. With the default fifo_batch 16 that sorted continuation keeps "
            "the model's deadline within a few percent of SSTF, so the collapse does not show; "
            "with fifo_batch 1 every request is the oldest one and deadline falls to FIFO, as "
-           "Carroll measured. The fix's input matters: ioazd's probe measures "
-           "issue-to-completion latency, which on a disk without command queueing is one "
-           "service time however long the scheduler's queue, so the rule as ioazd feeds it "
-           "(*rule*) leaves read_expire at 500 ms; scaled from the latency the application "
-           "sees (submit to completion, *app p99*) the expiry moves above the queueing delay "
-           "and deadline sorts again.")
+           "Carroll measured. The fix's input matters: the latency must be what the "
+           "application waits (submit to completion), not the device's service time, which "
+           "on a disk without command queueing is one service time however long the "
+           "scheduler's queue. ioazd's probe measures submit to completion (the block "
+           "layer's own request timestamps), so the rule as ioazd feeds it, from the worst "
+           "window's p99 (*rule*), moves the expiry above the queueing delay like the whole "
+           "run's p99 (*app p99*) does, and deadline sorts again.")
     sec.table(["outstanding", "FIFO IOPS", "SSTF IOPS", "deadline IOPS", "deadline b1 IOPS",
              "b1 p99 ms", "probe p99 ms", "rule read_expire", "b1 (rule)",
              "app read_expire", "b1 (app p99)"],

@@ -142,8 +142,9 @@ class _DeviceFamilies:
                                            labels=dev)
         self.procs = GaugeMetricFamily("ioaz_window_processes", "Processes that submitted "
                                        "I/O in the last window", labels=dev)
-        self.depth = GaugeMetricFamily("ioaz_window_queue_depth", "Mean requests in flight "
-                                       "(at the device) in the last window", labels=dev)
+        self.depth = GaugeMetricFamily("ioaz_window_queue_depth", "Mean requests in the block "
+                                       "layer (scheduler queue and device) in the last "
+                                       "window", labels=dev)
         self.size = GaugeMetricFamily("ioaz_window_request_size_bytes", "Mean request size "
                                       "in the last window", labels=dev)
         self.merge = GaugeMetricFamily("ioaz_window_merge_ratio", "Share of bios merged into "

@@ -280,7 +280,7 @@ class Simulator:
         else:
             w.reads += 1
             w.rbytes += nbytes
-        w.lat.append(now - rq.issue)
+        w.lat.append(now - rq.submit)   # the probe's latency: submit to complete
         sb = nbytes.bit_length() - 1   # log2 bytes bucket, as the probe's size histogram
         sh = w.size_hist
         sh[sb] = sh.get(sb, 0) + 1
@@ -387,7 +387,8 @@ class Simulator:
             seq_ratio=w.seq / w.bios if w.bios else None,
             processes=sum(1 for n in w.pids.values() if n >= MIN_PROCESS_SHARE * w.bios),
             # Little's law, as the probe computes it: the time-averaged number of requests in
-            # flight on the device is their summed issue-to-completion time over the window
+            # the block layer (scheduler queue and device) is their summed submit-to-completion
+            # time over the window
             avg_depth=sum(lat) / span,
             mean_size_bytes=(w.rbytes + w.wbytes) / done if done else None,
             p50_latency_s=percentile(lat, 0.50), p99_latency_s=percentile(lat, 0.99),
