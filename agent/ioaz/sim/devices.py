@@ -24,6 +24,9 @@ import yaml
 
 from ioaz.sim.request import SECTOR, Request
 
+# the read-cache index's bucket: 2**14 sectors (8 MiB), so a frozen segment (a request and its
+# read-ahead, or a sequential run the head followed) usually sits in one or two
+SEG_BUCKET_SHIFT = 14
 AtFn = Callable[[float, Callable[[float, Any], None], Any], None]
 DoneFn = Callable[[Request, float], None]
 MODELS_DIR = Path(__file__).with_name("models")
@@ -157,6 +160,12 @@ class HDD(Device):
         self.head_free = 0.0          # the head is busy finishing a minimum prefetch until then
         self.segments: list[_Segment] = []
         self.active: _Segment | None = None
+        # Frozen segments indexed by the 2**SEG_BUCKET_SHIFT-sector buckets they cover: a read
+        # looks at the segments over its first sector, a write at those over its range,
+        # instead of scanning every segment. A bucket's list keeps the order of `segments`
+        # (both are in creation order: a segment is frozen before the next one is created),
+        # so the first match is the one a scan of `segments` finds.
+        self.seg_index: dict[int, list[_Segment]] = {}
         self.queue: list[Request] = []
         self.busy = False
         self.cache_hits = 0
@@ -208,25 +217,47 @@ class HDD(Device):
         mp = self.max_pf
         return seg.end0 + (grown if grown < mp else mp)
 
+    def _index(self, seg: _Segment) -> None:
+        """Enter a segment that has just been frozen into seg_index."""
+        idx = self.seg_index
+        for b in range(seg.start >> SEG_BUCKET_SHIFT, ((seg.frozen - 1) >> SEG_BUCKET_SHIFT) + 1):
+            lst = idx.get(b)
+            if lst is None:
+                idx[b] = [seg]
+            else:
+                lst.append(seg)
+
+    def _unindex(self, seg: _Segment) -> None:
+        idx = self.seg_index
+        for b in range(seg.start >> SEG_BUCKET_SHIFT, ((seg.frozen - 1) >> SEG_BUCKET_SHIFT) + 1):
+            lst = idx[b]
+            lst.remove(seg)
+            if not lst:
+                del idx[b]
+
     def _read_cached(self, rq: Request, now: float) -> float:
         """Service time if the cache can serve the read (fully or by the ongoing prefetch),
-        else -1."""
+        else -1. Every segment but the active one is frozen; the active one is the newest,
+        the last a scan of `segments` would reach."""
         s = rq.sector
         e = s + rq.nsec
+        lst = self.seg_index.get(s >> SEG_BUCKET_SHIFT)
+        if lst is not None:
+            for seg in lst:
+                if seg.start <= s and e <= seg.frozen:
+                    seg.used = now
+                    self.cache_hits += 1
+                    return self.overhead + rq.nsec * SECTOR / self.iface_bps
         act = self.active
+        if act is None or act.start > s:
+            return -1.0
         # the segment the head reads ahead into: how far it has got by now
-        act_end = self._valid_end(act, now) if act is not None else -1
-        for seg in self.segments:
-            if seg.start > s:
-                continue
-            end = seg.frozen
-            if end < 0:
-                end = act_end if seg is act else self._valid_end(seg, now)
-            if e <= end:
-                seg.used = now
-                self.cache_hits += 1
-                return self.overhead + rq.nsec * SECTOR / self.iface_bps
-        if act is not None and act.start <= s <= act_end:
+        act_end = self._valid_end(act, now)
+        if e <= act_end:
+            act.used = now
+            self.cache_hits += 1
+            return self.overhead + rq.nsec * SECTOR / self.iface_bps
+        if s <= act_end:
             # The head is reading ahead right here: wait for it to reach the end of the request.
             ready = act.t0 + (e - act.end0) / act.sps
             t = self.overhead + max(0.0, ready - now)
@@ -246,11 +277,17 @@ class HDD(Device):
         e = s + nsec
         write = rq.write
         cached = self.cache_segments > 0
-        if cached and not write:
+        act = self.active
+        idx = self.seg_index
+        # a read the cache may serve: a frozen segment in its first sector's bucket, or the
+        # active one starting at or before it and able to reach it (a segment's end is at most
+        # end0 + max_pf)
+        if cached and not write and (
+                idx.get(s >> SEG_BUCKET_SHIFT) is not None
+                or (act is not None and act.start <= s <= act.end0 + self.max_pf)):
             t = self._read_cached(rq, now)
             if t >= 0:
                 return t
-        act = self.active
         hf = self.head_free
         if act is not None:
             # the head moves away: the segment it was reading ahead into stops growing
@@ -263,12 +300,32 @@ class HDD(Device):
                 f = act.end0 + (grown if grown < mp else mp)
             act.frozen = f
             self.active = None
+            b = act.start >> SEG_BUCKET_SHIFT
+            if b == (f - 1) >> SEG_BUCKET_SHIFT:   # _index(act) for a one-bucket segment
+                lst = idx.get(b)
+                if lst is None:
+                    idx[b] = [act]
+                else:
+                    lst.append(act)
+            else:
+                self._index(act)
         start = now if now >= hf else hf
         if write and self.segments:
-            # Write-through: drop cached copies of what is overwritten.
-            self.segments = [g for g in self.segments
-                             if g.start >= e or (g.frozen if g.frozen >= 0
-                                                 else self._valid_end(g, now)) <= s]
+            # Write-through: drop cached copies of what is overwritten (all frozen by now).
+            drop = None
+            for b in range(s >> SEG_BUCKET_SHIFT, ((e - 1) >> SEG_BUCKET_SHIFT) + 1):
+                lst = idx.get(b)
+                if lst is not None:
+                    for g in lst:
+                        if g.start < e and g.frozen > s:
+                            if drop is None:
+                                drop = [g]
+                            elif g not in drop:
+                                drop.append(g)
+            if drop is not None:
+                self.segments = [g for g in self.segments if g.start >= e or g.frozen <= s]
+                for g in drop:
+                    self._unindex(g)
         zlba = self.zone_lba
         z = bisect_right(zlba, s) - 1
         if z < 0:
@@ -300,7 +357,17 @@ class HDD(Device):
             seg = _Segment(s, e, t_end, self.zone_sps[ze])
             segs = self.segments
             if len(segs) >= self.cache_segments:
-                segs.remove(min(segs, key=_used))
+                old = min(segs, key=_used)
+                segs.remove(old)
+                b = old.start >> SEG_BUCKET_SHIFT
+                if b == (old.frozen - 1) >> SEG_BUCKET_SHIFT:   # _unindex(old), one bucket
+                    lst = idx[b]
+                    if len(lst) == 1:
+                        del idx[b]
+                    else:
+                        lst.remove(old)
+                else:
+                    self._unindex(old)
             segs.append(seg)
             self.active = seg
             if self.min_pf:
