@@ -40,14 +40,24 @@ class Deadline(Scheduler):
         return self.n
 
     def add(self, rq: Request, now: float) -> Request | None:
-        tgt = self.merge_or_stamp(rq)
-        if tgt is not None:
-            return tgt
+        ends = self._ends
+        s = rq.sector
+        if s in ends:   # merge_or_stamp(), inline
+            tgt = self.back_merge(rq)
+            if tgt is not None:
+                return tgt
+        seq = self._seq + 1
+        self._seq = rq.seq = seq
         d = WRITE if rq.write else READ
         rq.deadline = now + self.expire[d]
-        self.sort[d].add(rq)
+        sq = self.sort[d]   # sq.add(rq), inline
+        k = s * _TIE + seq % _TIE
+        keys = sq.keys
+        i = bisect_left(keys, k)
+        keys.insert(i, k)
+        sq.reqs.insert(i, rq)
         self.fifo[d].append(rq)
-        self._ends[rq.sector + rq.nsec] = rq
+        ends[s + rq.nsec] = rq
         self.n += 1
         return None
 
@@ -127,16 +137,23 @@ class Deadline(Scheduler):
             return READ, self.starved + (1 if writes else 0)
         return WRITE, 0
 
-    def take(self, rq: Request, new_batch: bool) -> None:
+    def take(self, rq: Request, new_batch: bool = False) -> None:
         d = WRITE if rq.write else READ
         if new_batch:
             self.starved = self._direction()[1]
             self.batching = 0
         self.batching += 1
         self.last_dir = d
-        e = rq.sector + rq.nsec
+        s = rq.sector
+        e = s + rq.nsec
         self.latest_pos[d] = e
-        self.sort[d].remove(rq)
+        sq = self.sort[d]   # sq.remove(rq), inline
+        keys = sq.keys
+        i = bisect_left(keys, s * _TIE + rq.seq % _TIE)
+        reqs = sq.reqs
+        assert reqs[i] is rq
+        del keys[i]
+        del reqs[i]
         ends = self._ends
         if ends.get(e) is rq:   # untrack()
             del ends[e]

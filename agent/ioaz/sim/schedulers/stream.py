@@ -113,6 +113,8 @@ class Stream(Scheduler):
         else:
             self._pending = inner.peek  # type: ignore[method-assign]
             self._expired = inner.earliest_expired  # type: ignore[method-assign]
+        self._take_inner = inner.take   # deadline's take(rq) starts no batch
+        self.svc0 = self.curve(0)         # a request right where the head is
         self.thr = t["stream_threshold"]
         self.tol = t["tolerance"]
         self.back = t["backseek_penalty"] / 100.0
@@ -157,8 +159,13 @@ class Stream(Scheduler):
                 if p is not waiting:
                     continue
             else:
-                pos = p.pos
-                svc = curve(sector - pos) if sector >= pos else curve(pos - sector) * self.back
+                d = sector - p.pos
+                if d == 0:
+                    svc = self.svc0
+                elif d > 0:
+                    svc = curve(d)
+                else:
+                    svc = curve(-d) * self.back
                 if now - p.done + svc < p.svc and (best is None or p.size > best.size):
                     best = p
             keep.append(p)
@@ -187,8 +194,13 @@ class Stream(Scheduler):
         if pending is None:
             svc = self.curve.max
         else:
-            to = pending.sector
-            svc = self.curve(to - pos) if to >= pos else self.curve(pos - to) * self.back
+            d = pending.sector - pos
+            if d == 0:
+                svc = self.svc0
+            elif d > 0:
+                svc = self.curve(d)
+            else:
+                svc = self.curve(-d) * self.back
         p = _Parent(pos, now, svc, size)
         self.parents.append(p)
         if not self.idle or size < self.thr:
@@ -209,11 +221,7 @@ class Stream(Scheduler):
         self.waits += 1
 
     def _take(self, rq: Request) -> Request:
-        inner = self.inner
-        if self.vr_base:
-            inner.take(rq)  # type: ignore[call-arg]
-        else:
-            inner.take(rq, False)  # type: ignore[call-arg]
+        self._take_inner(rq)
         if rq.stream_size < self.thr:
             self.in_stream = False
         return rq
@@ -221,9 +229,13 @@ class Stream(Scheduler):
     def dispatch(self, now: float) -> Decision:
         if not self.inner.n:
             return None  # nothing to choose between; an arrival runs the wait logic
-        if self.urgent is not None:
-            rq, self.urgent = self.urgent, None
-            return self._take(rq)
+        rq = self.urgent
+        if rq is not None:
+            self.urgent = None
+            self._take_inner(rq)   # _take(rq), inline
+            if rq.stream_size < self.thr:
+                self.in_stream = False
+            return rq
         exp = self._expired(now)
         if exp is not None:
             if self.waiting is not None:
