@@ -154,6 +154,7 @@ class HDD(Device):
         self.zone_sps = [s * rps for s in self.spt]
         self.zone_per_cyl = [p.heads * s for s in self.spt]
         self.zone_cyl0 = [z * self.cyl_per_zone for z in range(len(self.spt))]
+        self.zone_end = [*self.zone_lba[1:], math.inf]   # first sector past each zone
         # head state
         self.head_lba = 0
         self.head_cyl = 0
@@ -347,14 +348,14 @@ class HDD(Device):
                 seek = self.seek_avg + self.seek_slope * (d - self.d0)
             t_end = start + (self.overhead + seek + self.half_rot + nsec / sps)
         self.head_lba = e
-        ze = bisect_right(zlba, e) - 1
-        if ze < 0:
-            ze = 0
+        if e < self.zone_end[z]:
+            ze = z                 # the access ends in the zone it started in
+        else:
+            ze = bisect_right(zlba, e) - 1
         cyl = self.zone_cyl0[ze] + (e - zlba[ze]) // self.zone_per_cyl[ze]
         self.head_cyl = cyl if cyl < self.cylinders - 1 else self.cylinders - 1
         self.head_free = t_end
         if cached and not write:
-            seg = _Segment(s, e, t_end, self.zone_sps[ze])
             segs = self.segments
             if len(segs) >= self.cache_segments:
                 old = min(segs, key=_used)
@@ -368,6 +369,15 @@ class HDD(Device):
                         lst.remove(old)
                 else:
                     self._unindex(old)
+                # the evicted segment's object serves the new one (_Segment.__init__, inline)
+                seg = old
+                seg.start = s
+                seg.end0 = e
+                seg.sps = self.zone_sps[ze]
+                seg.t0 = seg.used = t_end
+                seg.frozen = -1
+            else:
+                seg = _Segment(s, e, t_end, self.zone_sps[ze])
             segs.append(seg)
             self.active = seg
             if self.min_pf:

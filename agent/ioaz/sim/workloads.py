@@ -10,6 +10,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from heapq import heappush
 from typing import Any
 
 from ioaz.sim.request import SECTOR, Request
@@ -154,12 +155,16 @@ class Process:
         if w is None:
             w = self.rng.random() >= self.read_fraction
         self._rid += 1
+        nsec = self.nsec
         if self.rand:
-            nsec = self.nsec
             sector = self.lo + self.randbelow((self.hi - self.lo) // nsec) * nsec
+        elif not self.spec.backward:
+            # _next_sector() going up, inline
+            sector = self.pos
+            self.pos = sector + nsec if sector + 2 * nsec <= self.hi else self.lo
         else:
             sector = self._next_sector()
-        self.sim.submit(Request(self._rid, self.pid, sector, self.nsec, w, self.sync, now))
+        self.sim.submit(Request(self._rid, self.pid, sector, nsec, w, self.sync, now))
 
     def _issue_event(self, now: float, _: Any) -> None:
         self.issue(now)
@@ -178,7 +183,10 @@ class Process:
                 self.sim.process_finished(self)
             return
         if self.delay > 0:
-            self.sim.at(now + self.delay, self.issue, None)
+            # self.sim.at(now + self.delay, self.issue, None), inline
+            sim = self.sim
+            sim.seq += 1
+            heappush(sim.heap, (now + self.delay, sim.seq, self.issue, None))
         else:
             self.issue(now)
 
