@@ -10,11 +10,12 @@ history AS keeps).
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
-from ioaz.sim.schedulers.base import Decision, Scheduler, SortedQueue
+from ioaz.sim.schedulers.base import _TIE, Decision, Scheduler, SortedQueue
 
 SYNC, ASYNC = 0, 1
 
@@ -67,15 +68,14 @@ class Anticipatory(Scheduler):
             if ps.last_end >= 0:
                 sd = abs(rq.sector - ps.last_end)
                 ps.seek = sd if ps.seek < 0 else 0.75 * ps.seek + 0.25 * sd
-        tgt = self.back_merge(rq)
+        tgt = self.merge_or_stamp(rq)
         if tgt is not None:
             return tgt
-        self._stamp(rq)
         d = SYNC if rq.sync else ASYNC
         rq.deadline = now + self.expire[d]
         self.sort[d].add(rq)
         self.fifo[d].append(rq)
-        self.track(rq)
+        self._ends[rq.sector + rq.nsec] = rq   # track(rq)
         self.n += 1
         if self.antic_pid == rq.pid and rq.sync and self.antic_hit is None:
             self.antic_hit = rq
@@ -97,8 +97,10 @@ class Anticipatory(Scheduler):
 
     def _scan(self, d: int) -> Request:
         s = self.sort[d]
-        nxt = s.at_or_after(self.head)
-        prv = s.before(self.head)
+        reqs = s.reqs
+        i = bisect_left(s.keys, self.head * _TIE)   # s.at_or_after(head) and s.before(head)
+        nxt = reqs[i] if i < len(reqs) else None
+        prv = reqs[i - 1] if i > 0 else None
         back = self.head - prv.sector if prv is not None else -1
         if prv is not None and 0 <= back <= self.back and (
                 nxt is None or 2 * back < nxt.sector - self.head):
@@ -120,8 +122,10 @@ class Anticipatory(Scheduler):
             return None
         d = self.batch_dir
         other = 1 - d
-        if not self.sort[d] or (self.sort[other] and now - self.batch_start >= self.batch_len[d]):
-            d = self.batch_dir = other if self.sort[other] else d
+        sort = self.sort   # .reqs: whether a queue is non-empty, without SortedQueue.__len__
+        if not sort[d].reqs or (sort[other].reqs
+                                and now - self.batch_start >= self.batch_len[d]):
+            d = self.batch_dir = other if sort[other].reqs else d
             self.batch_start = now
             head = self._fifo_head(d)
             assert head is not None
@@ -133,8 +137,11 @@ class Anticipatory(Scheduler):
 
     def _take(self, rq: Request) -> Request:
         self.sort[SYNC if rq.sync else ASYNC].remove(rq)
-        self.untrack(rq)
-        self.head = rq.sector + rq.nsec
+        e = rq.sector + rq.nsec
+        ends = self._ends
+        if ends.get(e) is rq:   # untrack(rq)
+            del ends[e]
+        self.head = e
         rq.issue = 0.0
         self.n -= 1
         return rq

@@ -63,7 +63,7 @@ class CFQ(Scheduler):
         return rq.pid if rq.sync else "async"
 
     def add(self, rq: Request, now: float) -> Request | None:
-        k = self.key(rq)
+        k = rq.pid if rq.sync else "async"   # key(rq)
         q = self.queues.get(k)
         if q is None:
             q = self.queues[k] = _Queue()
@@ -85,7 +85,7 @@ class CFQ(Scheduler):
     def _expire_active(self) -> None:
         k = self.active
         self.active = None
-        if k is not None and self.queues[k].sorted:
+        if k is not None and self.queues[k].sorted.reqs:
             self.rr.append(k)
 
     def dispatch(self, now: float) -> Decision:
@@ -100,7 +100,7 @@ class CFQ(Scheduler):
             if now >= self.slice_end:
                 self._expire_active()
                 continue
-            if q.sorted:
+            if q.sorted.reqs:   # non-empty (without SortedQueue.__len__)
                 return self._take(q, self._pick(q, now))
             if self.active != "async" and self.idle > 0 and (q.ttime < 0 or q.ttime <= self.idle):
                 if q.inflight:
