@@ -73,6 +73,7 @@ class Process:
         "delay",
         "done",
         "end_t",
+        "getrandbits",
         "hi",
         "issued",
         "lat_max",
@@ -83,6 +84,8 @@ class Process:
         "pid",
         "pos",
         "rand",
+        "rand_k",
+        "rand_n",
         "randbelow",
         "read_fraction",
         "rng",
@@ -123,6 +126,13 @@ class Process:
         # rng.randrange(n) for n >= 1 is rng._randbelow(n) after argument checks (CPython
         # 3.10-3.12); the same numbers without the checks, where the private name exists
         self.randbelow = getattr(self.rng, "_randbelow", self.rng.randrange)
+        # a random position is lo + randbelow(rand_n) * nsec; where randbelow is CPython's
+        # _randbelow_with_getrandbits, its loop runs inline (the same getrandbits calls)
+        self.rand_n = (self.hi - self.lo) // self.nsec
+        self.rand_k = self.rand_n.bit_length()
+        self.getrandbits = (self.rng.getrandbits if getattr(
+            type(self.rng), "_randbelow", None) is getattr(
+            random.Random, "_randbelow_with_getrandbits", False) else None)
         self.read_fraction = spec.read_fraction
         self.sync = spec.sync
 
@@ -157,7 +167,16 @@ class Process:
         self._rid += 1
         nsec = self.nsec
         if self.rand:
-            sector = self.lo + self.randbelow((self.hi - self.lo) // nsec) * nsec
+            n = self.rand_n
+            gb = self.getrandbits
+            if gb is not None:
+                k = self.rand_k
+                r = gb(k)
+                while r >= n:
+                    r = gb(k)
+            else:
+                r = self.randbelow(n)
+            sector = self.lo + r * nsec
         elif not self.spec.backward:
             # _next_sector() going up, inline
             sector = self.pos
