@@ -74,8 +74,8 @@ class Loops:
 def _fio_iops(dev: str, seconds: float, extra: tuple[str, ...] = ()) -> float:
     # At the highest priority: on a shared machine the other work then takes the CPU fio
     # leaves, instead of adding noise to a comparison of a few percent.
-    cmd = ["nice", "-n", "-20", "fio", "--name=bench", f"--filename=/dev/{dev}", "--direct=1", "--rw=randread",
-           "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--numjobs=2",
+    cmd = ["nice", "-n", "-20", "fio", "--name=bench", f"--filename=/dev/{dev}", "--direct=1",
+           "--rw=randread", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--numjobs=2",
            f"--runtime={seconds}", "--time_based", "--group_reporting", "--output-format=json",
            *extra]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
