@@ -59,6 +59,19 @@ struct {
 	__type(value, struct ioaz_proc_val);
 } procs SEC(".maps");
 
+/*
+ * Sampling (agent/ioaz/probe/sampler.py). By default the probe sees every
+ * request. Sampled, user space attaches the bio-side programs for part of
+ * each window only: `counting` is 0 while they warm the stream table up and
+ * 1 while their bios count, and a completion is recorded only for a request
+ * submitted in one of the last two counted periods [lat_from, lat_until).
+ * Exact counts then come from /proc/diskstats. Written by user space through
+ * the mmapped .data map; an aligned u64 store is atomic.
+ */
+volatile __u64 counting = 1;
+volatile __u64 lat_from[2] = { 0, 0 };
+volatile __u64 lat_until[2] = { ~0ULL, 0 };
+
 static const struct ioaz_dev zero_dev;
 
 static __always_inline struct ioaz_dev *dev_of(__u32 dev)
@@ -208,7 +221,7 @@ static __always_inline bool take_head(struct ioaz_cpu_state *st, __u32 set, __u6
 	return false;
 }
 
-/* `clock` is this CPU's bio count for the device. */
+/* `clock` is this CPU's bio count for the device (ioaz_cpu_state.clock). */
 static __always_inline bool continues_stream(struct ioaz_cpu_state *st, __u64 sector, __u64 end,
 					     __u64 clock)
 {
@@ -245,6 +258,7 @@ int on_bio_queue(unsigned long long *ctx)
 	struct ioaz_dev *d;
 	__u64 sector;
 	__u32 dev, tgid;
+	bool seq;
 
 	if (!bio_is_rw(bio))
 		return 0;
@@ -256,8 +270,12 @@ int on_bio_queue(unsigned long long *ctx)
 	if (!d)
 		return 0;
 	sector = bio->bi_iter.bi_sector;
+	seq = continues_stream(&d->cpu, sector, sector + (bio->bi_iter.bi_size >> 9),
+			       ++d->cpu.clock);
+	if (!counting)
+		return 0;	/* warming up: the table is filled, nothing counted */
 	d->stats.bios++;
-	if (continues_stream(&d->cpu, sector, sector + (bio->bi_iter.bi_size >> 9), d->stats.bios))
+	if (seq)
 		d->stats.bios_seq++;
 
 	tgid = bpf_get_current_pid_tgid() >> 32;
@@ -275,7 +293,7 @@ static __always_inline int count_merge(__u32 dev, bool bio_merge)
 {
 	struct ioaz_dev *d;
 
-	if (!dev)
+	if (!dev || !counting)
 		return 0;
 	d = dev_of(dev);
 	if (!d)
@@ -323,7 +341,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 	__u64 now, start, issued, delta;
 	struct ioaz_dev_stats *s;
 	struct ioaz_dev *d;
-	__u32 dev = disk_dev(rq);
+	__u32 dev;
 	int dir;
 
 	/*
@@ -331,7 +349,15 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 	 * tracepoint before __data_len is reduced by it, so the part that
 	 * covers all that is left is the request's last.
 	 */
-	if (nr_bytes < rq->__data_len || !dev)
+	if (nr_bytes < rq->__data_len)
+		return 0;
+	/* First, as it is all a sampled probe does for most requests. */
+	start = rq->start_time_ns;
+	if (!(start >= lat_from[0] && start < lat_until[0]) &&
+	    !(start >= lat_from[1] && start < lat_until[1]))
+		return 0;	/* sampled, and not submitted in a counted period */
+	dev = disk_dev(rq);
+	if (!dev)
 		return 0;
 	d = dev_of(dev);
 	if (!d)
@@ -346,7 +372,6 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 		hist_add(s->size_hist, IOAZ_SIZE_SLOTS, nr_bytes);
 
 	now = bpf_ktime_get_ns();
-	start = rq->start_time_ns;
 	if (start && start <= now) {
 		delta = now - start;
 		s->lat_sum_ns += delta;

@@ -61,6 +61,7 @@ struct ioaz_dev_stats {
  */
 struct ioaz_cpu_state {
 	__u64 stream_end[IOAZ_STREAM_SETS * IOAZ_STREAM_WAYS];
+	__u64 clock;		/* this CPU's bios of the device, counted or not */
 	__u64 proc_tgid;
 	__u64 proc_pending;
 };

@@ -17,16 +17,20 @@ from ioaz.classify.features import compute_features
 from ioaz.classify.types import WindowFeatures
 from ioaz.observe import Observer
 from ioaz.probe.bpf_source import BpfSource
+from ioaz.probe.sampler import DEFAULT_FRACTION, SamplePlan
 
 pytestmark = pytest.mark.root
 SIZE_MB = 1024
 
 
-@pytest.fixture(scope="module")
-def probe() -> Iterator[BpfSource]:
+@pytest.fixture(scope="module", params=["every-request", "sampled"])
+def probe(request) -> Iterator[BpfSource]:
+    """Every test twice: the probe seeing every request, and sampled as ioazd runs it (counts
+    from /proc/diskstats, the rest from 0.2 of each second on busy disks)."""
     need_root("loading BPF")
     need_tool("fio")
-    src = BpfSource().open()  # as root on a BTF kernel this must work: no skip
+    plan = SamplePlan(DEFAULT_FRACTION) if request.param == "sampled" else None
+    src = BpfSource(sample=plan).open()  # as root on a BTF kernel this must work: no skip
     yield src
     src.close()
 

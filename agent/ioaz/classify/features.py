@@ -55,10 +55,12 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
 
     # Little's law, as iostat's aqu-sz: the time-averaged number of requests in flight is the
     # sum of their times in flight over the window's length.
-    if new.source == "bpf":
-        avg_depth = delta(new.lat_sum_ns, old.lat_sum_ns) / (window_s * 1e9)
-    elif new.time_in_queue_ms is not None and old.time_in_queue_ms is not None:
+    # The kernel's own time in queue when the source has it (diskstats, the sampled probe),
+    # else the probe's latency sum (every request seen).
+    if new.time_in_queue_ms is not None and old.time_in_queue_ms is not None:
         avg_depth = delta(new.time_in_queue_ms, old.time_in_queue_ms) / (window_s * 1000)
+    elif new.source == "bpf":
+        avg_depth = delta(new.lat_sum_ns, old.lat_sum_ns) / (window_s * 1e9)
     else:
         avg_depth = None
 

@@ -15,6 +15,7 @@ from ..classify.types import WindowFeatures
 from ..observe import Observer
 from ..probe import devices as sysblock
 from ..probe import open_source
+from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
 
 
 class UsageError(ValueError):
@@ -30,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--count", "-c", default=None, metavar="N",
                    help="stop after N windows (default: run until interrupted)")
     p.add_argument("--json", action="store_true", help="one JSON line per device per window")
+    p.add_argument("--sample", default=str(DEFAULT_FRACTION), metavar="F",
+                   help="share of each interval the BPF probe counts when the disks are busy "
+                        f"(default {DEFAULT_FRACTION}; 1: every request, dearer)")
     p.add_argument("--source", choices=("auto", "bpf", "diskstats"), default="auto",
                    help="probe source (default: bpf, else /proc/diskstats)")
     p.add_argument("--thresholds", metavar="FILE", help="class thresholds YAML "
@@ -44,6 +48,17 @@ def parse_interval(text: str) -> float:
     if not 0.05 <= v <= 3600:
         raise UsageError(f"--interval {text!r}: must be between 0.05 and 3600 seconds")
     return v
+
+
+def parse_sample(text: str, interval: float) -> SamplePlan:
+    try:
+        v = float(text)
+    except ValueError:
+        raise UsageError(f"--sample {text!r}: not a number") from None
+    try:
+        return SamplePlan.per_window(v, interval)
+    except ValueError as e:
+        raise UsageError(f"--sample {text!r}: {e}") from None
 
 
 def parse_count(text: str | None) -> int | None:
@@ -96,11 +111,12 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         count = parse_count(args.count)
         devices = parse_devices(args.device)
         thresholds = load_thresholds(args.thresholds)
+        sample = parse_sample(args.sample, interval)
     except (UsageError, ThresholdsError) as e:
         print(f"ioazctl observe: {e}", file=err)
         return 2
     try:
-        source, why = open_source(args.source)
+        source, why = open_source(args.source, sample)
     except Exception as e:  # --source bpf and BPF unavailable
         print(f"ioazctl observe: {e}", file=err)
         return 1

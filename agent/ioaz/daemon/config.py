@@ -4,6 +4,8 @@ Top level:
     window_s: 1.0                  length of a window in seconds
     dry_run: false                 decide and log, never write to sysfs
     probe: auto                    auto (bpf, else /proc/diskstats) | bpf | diskstats
+    probe_sample: 0.2              share of each window the BPF probe counts when the disks
+                                   are busy (1: every request; README, Performance)
     devices:
       include: ["*"]               /sys/block name globs to manage
       exclude: ["loop*", "ram*", "zram*"]
@@ -30,6 +32,7 @@ from typing import Any
 from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, ThresholdsError, load_thresholds
 from ..decide import DecideContext, ValidationError, config_from_doc, load_context, load_file
 from ..decide.located import Doc, Issue, describe
+from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "deploy" / "ioaz.yaml"
 
@@ -40,6 +43,7 @@ class DaemonConfig:
     window_s: float = 1.0
     dry_run: bool = False
     probe: str = "auto"
+    probe_sample: float = DEFAULT_FRACTION
     include: tuple[str, ...] = ("*",)
     exclude: tuple[str, ...] = ("loop*", "ram*", "zram*")
     raid: tuple[str, ...] = ()
@@ -54,6 +58,10 @@ class DaemonConfig:
     model_file: Path | None = None
     min_confidence: float = 0.6
     model: Any = None                     # ioaz.learn.model_io.Model when classifier is model
+
+    def sample_plan(self) -> SamplePlan:
+        """The probe's sampling, one period per window."""
+        return SamplePlan.per_window(self.probe_sample, self.window_s)
 
     @property
     def decide(self) -> DecideContext:
@@ -95,8 +103,8 @@ def load_config(path: os.PathLike | str | None = None,
     cfg = DaemonConfig(file=str(path))
     base = path.resolve().parent
     issues: list[Issue] = []
-    known = {"window_s", "dry_run", "probe", "devices", "raid", "thresholds", "state_dir",
-             "socket", "metrics", "history", "decide", "classifier"}
+    known = {"window_s", "dry_run", "probe", "probe_sample", "devices", "raid", "thresholds",
+             "state_dir", "socket", "metrics", "history", "decide", "classifier"}
     for key in data:
         if key not in known:
             issues.append(doc.issue((key,), f"unknown setting {key!r} (expected one of "
@@ -128,6 +136,14 @@ def load_config(path: os.PathLike | str | None = None,
                                     f"{describe(data['probe'])}"))
         else:
             cfg.probe = data["probe"]
+    if "probe_sample" in data:
+        cfg.probe_sample = number("probe_sample", 0.01, 1) or cfg.probe_sample
+    try:
+        cfg.sample_plan()
+    except ValueError as e:
+        issues.append(doc.issue(("probe_sample",) if "probe_sample" in data else ("window_s",),
+                                f"probe_sample {cfg.probe_sample} with window_s {cfg.window_s}: "
+                                f"{e}"))
     devs = data.get("devices")
     if devs is not None:
         if not isinstance(devs, dict):

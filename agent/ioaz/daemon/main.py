@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     "restored": r.restored, "vanished": r.vanished,
                                     "errors": r.errors}))
     try:
-        source, why = open_source(config.probe)
+        source, why = open_source(config.probe, config.sample_plan())
     except Exception as e:
         print(f"ioazd: probe: {e}", file=sys.stderr)
         return 1

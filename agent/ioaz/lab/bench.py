@@ -34,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", choices=sorted(SUITES), help="which benchmark to run")
     p.add_argument("--rounds", type=int, default=5, help="alternations with/without (probe)")
     p.add_argument("--seconds", type=float, default=4.0, help="length of each fio run")
+    p.add_argument("--sample", type=float, default=None, metavar="FRACTION",
+                   help="probe/daemon: the probe's sampled fraction of each second (default: "
+                        "ioazd's default; 1: always on, every request seen)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     # report (ioaz.lab.report_suites)
     p.add_argument("--quick", action="store_true", help="report: short runs (make test)")
@@ -71,13 +74,39 @@ class Loops:
             f.unlink(missing_ok=True)
 
 
-def _fio_iops(dev: str, seconds: float, extra: tuple[str, ...] = ()) -> float:
+def _probe(args: argparse.Namespace):
+    """The probe as ioazd runs it (or as --sample says)."""
+    from ..probe.bpf_source import BpfSource
+    from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
+    return BpfSource(sample=SamplePlan(DEFAULT_FRACTION if args.sample is None else args.sample))
+
+
+def _fio_start(dev: str, seconds: float) -> subprocess.Popen:
+    """The probe benchmark's load in the background (as _fio_iops runs it)."""
+    return subprocess.Popen(_fio_cmd(dev, seconds), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
+def _reads(dev: str) -> int:
+    """Reads completed on `dev` so far (/proc/diskstats)."""
+    with open("/proc/diskstats") as f:
+        for line in f:
+            parts = line.split()
+            if parts[2] == dev:
+                return int(parts[3])
+    raise RuntimeError(f"{dev} is not in /proc/diskstats")
+
+
+def _fio_cmd(dev: str, seconds: float) -> list[str]:
     # At the highest priority: on a shared machine the other work then takes the CPU fio
     # leaves, instead of adding noise to a comparison of a few percent.
-    cmd = ["nice", "-n", "-20", "fio", "--name=bench", f"--filename=/dev/{dev}", "--direct=1",
-           "--rw=randread", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--numjobs=2",
-           f"--runtime={seconds}", "--time_based", "--group_reporting", "--output-format=json",
-           *extra]
+    return ["nice", "-n", "-20", "fio", "--name=bench", f"--filename=/dev/{dev}", "--direct=1",
+            "--rw=randread", "--bs=4k", "--ioengine=io_uring", "--iodepth=32", "--numjobs=2",
+            f"--runtime={seconds}", "--time_based", "--group_reporting", "--output-format=json"]
+
+
+def _fio_iops(dev: str, seconds: float, extra: tuple[str, ...] = ()) -> float:
+    cmd = [*_fio_cmd(dev, seconds), *extra]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     j = json.loads(out[out.index("{"):])
     return float(j["jobs"][0]["read"]["iops"])
@@ -100,9 +129,6 @@ class _bpf_stats:
         Path(self.PATH).write_text(self.old)
 
 
-PER_REQUEST_PROGS = ("on_bio_queue", "on_rq_complete")
-
-
 def _prog_run_stats(ids: dict[str, int]) -> dict[str, tuple[int, int]]:
     """name -> (run_time_ns, run_cnt) of each of our programs, from the kernel."""
     out = {}
@@ -119,34 +145,46 @@ def _prog_run_stats(ids: dict[str, int]) -> dict[str, tuple[int, int]]:
 def bench_probe(args: argparse.Namespace) -> dict:
     from ..classify.classes import load_thresholds
     from ..observe import Observer
-    from ..probe.bpf_source import BpfSource
 
     result: dict = {}
     with Loops(1, 1024) as (dev,):
         _fio_iops(dev, 1.0)  # warm the backing file's pages
-        with_p, without_p = [], []
         per_prog: dict[str, list[int]] = {}
-
-        def run_with() -> None:
-            with BpfSource() as src:
-                with_p.append(_fio_iops(dev, args.seconds))
-                src.read()
-
-        def run_without() -> None:
-            without_p.append(_fio_iops(dev, args.seconds))
-
-        # Pairs run back to back, in alternating order (ABBA), so that a slow drift of the
-        # machine's other load falls on both sides; each pair gives one ratio.
-        with _bpf_stats(on=False):
-            for i in range(args.rounds):
-                for run in ((run_without, run_with) if i % 2 == 0 else (run_with, run_without)):
-                    run()
+        # One long fio run; the probe is switched on and off under it in blocks of
+        # --seconds, in pairs of alternating order (ABBA), so a drift of the machine's other
+        # load falls on both sides of a pair, and nothing but the probe differs between the
+        # two blocks: no fio start-up, no object load (programs are detached, not unloaded).
+        # Each block's rate is the device's completed reads from /proc/diskstats, counted after
+        # a settling time. Each pair gives one ratio.
+        settle = min(0.5, args.seconds / 4)
+        with _probe(args) as src, _bpf_stats(on=False):
+            src.suspend()
+            fio = _fio_start(dev, 2 * args.rounds * args.seconds + 3)
+            try:
+                time.sleep(2)
+                with_p: list[float] = []
+                without_p: list[float] = []
+                for i in range(args.rounds):
+                    for on in ((False, True) if i % 2 == 0 else (True, False)):
+                        if on:
+                            src.resume()
+                        time.sleep(settle)
+                        n0, t0 = _reads(dev), time.monotonic()
+                        time.sleep(args.seconds - settle)
+                        (with_p if on else without_p).append(
+                            (_reads(dev) - n0) / (time.monotonic() - t0))
+                        if on:
+                            src.suspend()
+            finally:
+                fio.kill()
+                fio.wait()
         # One more run with the kernel's per-program accounting on (it costs a little itself,
         # so it is kept out of the IOPS comparison above).
-        with BpfSource() as src, _bpf_stats():
+        with _probe(args) as src, _bpf_stats():
             _fio_iops(dev, args.seconds)
             for name, (ns, cnt) in _prog_run_stats(src.program_ids()).items():
                 per_prog[name] = [ns, cnt]
+        requests = max(per_prog.get("on_rq_complete", [0, 0])[1], 1)
         mw, mo = statistics.median(with_p), statistics.median(without_p)
         losses = sorted((1 - w / o) * 100 for w, o in zip(with_p, without_p, strict=True))
         loss = statistics.median(losses)
@@ -160,14 +198,17 @@ def bench_probe(args: argparse.Namespace) -> dict:
             "cpu_ns_per_request_without": cpu_ns_per_req,
             "ns_per_request": loss / 100 * cpu_ns_per_req,
             # The kernel's own accounting of time spent in our programs (bpf_stats_enabled),
-            # free of the run-to-run noise of the IOPS comparison. Every request runs each
-            # of PER_REQUEST_PROGS once (merges run rarely); other I/O on the machine adds runs,
-            # not time per run.
+            # free of the run-to-run noise of the IOPS comparison. Other I/O on the machine
+            # adds runs, not time per run.
             "bpf_ns_per_run": {n: ns / cnt for n, (ns, cnt) in per_prog.items() if cnt},
-            "bpf_ns_per_request": sum(ns / cnt for n, (ns, cnt) in per_prog.items()
-                                      if cnt and n in PER_REQUEST_PROGS),
+            # Sampled, most requests run no bio-side program at all: the time spent in all
+            # programs over all requests (on_rq_complete runs once for every request on the
+            # machine, whatever the sampling) is what a request costs on average.
+            "bpf_ns_per_request": sum(ns for ns, _ in per_prog.values()) / requests,
+            "runs_per_request": {n: cnt / requests for n, (_, cnt) in per_prog.items()},
+            "sample_fraction": src.plan.fraction if src.plan else 1.0,
         }
-    with Loops(8, 256) as devs, BpfSource() as src:
+    with Loops(8, 256) as devs, _probe(args) as src:
         loads = [subprocess.Popen(
             ["fio", "--name=bg", f"--filename=/dev/{d}", "--direct=1", "--rw=randrw",
              "--bs=4k", "--ioengine=psync", "--numjobs=2", "--rate_iops=500",
@@ -199,10 +240,9 @@ def bench_daemon(args: argparse.Namespace) -> dict:
     from ..actuate import Actuator, StateStore
     from ..daemon.config import load_config
     from ..daemon.core import Daemon
-    from ..probe.bpf_source import BpfSource
 
     logging.getLogger("ioaz").setLevel(logging.WARNING)
-    with Loops(16, 128) as devs, BpfSource() as src, tempfile.TemporaryDirectory() as tmp:
+    with Loops(16, 128) as devs, _probe(args) as src, tempfile.TemporaryDirectory() as tmp:
         cfg_file = Path(tmp) / "ioaz.yaml"
         cfg_file.write_text(f"devices: {{include: [{', '.join(devs)}], exclude: []}}\n"
                             f"state_dir: {tmp}/state\n")
@@ -250,7 +290,10 @@ def bench_learn(args: argparse.Namespace) -> dict:
 
 def _print_probe(r: dict) -> None:
     o = r["overhead"]
-    print("probe overhead: fio 4k randread, io_uring iodepth 32, 2 jobs, loop over /dev/shm")
+    frac = o.get("sample_fraction", 1.0)
+    mode = "always on" if frac >= 1 else f"sampled, {frac:g} of each second counted"
+    print(f"probe overhead ({mode}): fio 4k randread, io_uring iodepth 32, 2 jobs, "
+          "loop over /dev/shm")
     print(f"  IOPS without probe: {', '.join(f'{x:.0f}' for x in o['iops_without'])}")
     print(f"  IOPS with probe:    {', '.join(f'{x:.0f}' for x in o['iops_with'])}")
     lo, hi = o["iops_loss_pct_iqr"]
@@ -261,9 +304,10 @@ def _print_probe(r: dict) -> None:
     if o.get("bpf_ns_per_request") is not None:
         runs = ", ".join(f"{n} {v:.0f}" for n, v in sorted(o["bpf_ns_per_run"].items()))
         share = o["bpf_ns_per_request"] / o["cpu_ns_per_request_without"] * 100
+        per_req = ", ".join(f"{n} {v:.2f}" for n, v in sorted(o["runs_per_request"].items()))
         print(f"  kernel bpf_stats: {o['bpf_ns_per_request']:.0f} ns of BPF per request = "
-              f"{share:.1f}% of the CPU per request (ns per run: {runs}; the accounting itself "
-              "adds to each run)")
+              f"{share:.1f}% of the CPU per request (ns per run: {runs}; runs per request: "
+              f"{per_req}; the accounting itself adds to each run)")
     a = r["agent_cpu_per_window_8_devices"]
     print(f"agent CPU per window, 8 busy devices: median {a['median_ms']:.2f} ms, "
           f"max {a['max_ms']:.2f} ms")

@@ -154,14 +154,15 @@ class _DeviceFamilies:
                                        "completion)", labels=dev + ["quantile"])
         self.lat_hist = HistogramMetricFamily(
             "ioaz_request_latency_seconds", "Request latency, submission to completion, since "
-            "the probe started (BPF log2 buckets)", labels=dev)
+            "the probe started (BPF log2 buckets; on busy disks of the requests sampled)",
+            labels=dev)
         self.svc_hist = HistogramMetricFamily(
             "ioaz_request_service_seconds", "Request service time, issue to completion, since "
             "the probe started (BPF log2 buckets; only on queues whose kernel timestamps the "
             "issue: writeback throttling, kyber, blk-iolatency)", labels=dev)
         self.size_hist = HistogramMetricFamily(
             "ioaz_request_size_bytes", "Request size at completion since the probe started "
-            "(BPF log2 buckets)", labels=dev)
+            "(BPF log2 buckets; on busy disks of the requests sampled)", labels=dev)
         self.switches = CounterMetricFamily(
             "ioaz_switches", "Scheduler switches ioaz made, by what caused them",
             labels=dev + ["from", "to", "reason"])
@@ -225,7 +226,8 @@ class _DeviceFamilies:
             svc = log2_buckets(snap.svc_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
             self.svc_hist.add_metric([n], svc, snap.svc_sum_ns * 1e-9)
         size = log2_buckets(snap.size_hist, SIZE_FIRST_SLOT, 1.0)
-        self.size_hist.add_metric([n], size, float(sum(snap.completed_bytes)))
+        hist_bytes = snap.hist_bytes if snap.hist_bytes is not None else sum(snap.completed_bytes)
+        self.size_hist.add_metric([n], size, float(hist_bytes))
 
     def all(self) -> list[Metric]:
         return [self.scheduler, self.policy, self.state, self.wclass, self.iops, self.bps,

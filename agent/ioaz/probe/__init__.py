@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
+from .sampler import SamplePlan
 from .snapshot import DeviceSnapshot, Snapshot
 
 log = logging.getLogger("ioaz.probe")
@@ -20,10 +21,12 @@ class Source(Protocol):
     def close(self) -> None: ...
 
 
-def open_source(prefer: str = "auto") -> tuple[Source, str | None]:
+def open_source(prefer: str = "auto", sample: SamplePlan | None = None
+                ) -> tuple[Source, str | None]:
     """The best source available, and the reason for falling back (None when BPF loaded).
 
     prefer: "auto" (bpf, else diskstats), "bpf" (fail if unavailable), "diskstats".
+    sample: how the BPF probe samples (sampler.py); None: every request seen.
     """
     from .bpf_source import BpfSource, ProbeUnavailable
     from .diskstats_source import DiskstatsSource
@@ -31,7 +34,7 @@ def open_source(prefer: str = "auto") -> tuple[Source, str | None]:
     if prefer == "diskstats":
         return DiskstatsSource().open(), "diskstats requested"
     try:
-        return BpfSource().open(), None
+        return BpfSource(sample=sample).open(), None
     except ProbeUnavailable as e:
         if prefer == "bpf":
             raise

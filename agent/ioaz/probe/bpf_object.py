@@ -7,7 +7,9 @@ step failed. Used by the always-on probe (bpf_source.py) and the trace recorder 
 from __future__ import annotations
 
 import ctypes
+import mmap
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from . import libbpf
@@ -60,11 +62,17 @@ def tracepoint_nargs() -> dict[str, int]:
 class BpfObject:
     """One loaded and attached BPF object file."""
 
-    def __init__(self, path: Path, settings: dict[str, int]):
+    def __init__(self, path: Path, settings: dict[str, int],
+                 attach: Iterable[str] | None = None):
+        """attach: the programs to attach at open (None: every one); attach() does the rest."""
         self.path = path
         self.settings = settings
+        self.attach_at_open = None if attach is None else set(attach)
         self._obj: int | None = None
-        self._links: list[int] = []
+        self._progs: dict[str, int] = {}   # name -> struct bpf_program *
+        self._links: dict[str, int] = {}   # name -> struct bpf_link *, while attached
+        self._mmaps: list[mmap.mmap] = []
+        self._globals: dict[str, tuple[mmap.mmap, int, int]] = {}  # name -> (mapping, off, size)
 
     def open(self) -> BpfObject:
         if os.geteuid() != 0:
@@ -86,10 +94,9 @@ class BpfObject:
                 prog = L.bpf_object__next_program(self._obj, prog)
                 if not prog:
                     break
-                pname = L.bpf_program__name(prog).decode()
-                ctypes.set_errno(0)
-                self._links.append(libbpf.check_ptr(L.bpf_program__attach(prog),
-                                                    f"attach {pname}"))
+                self._progs[L.bpf_program__name(prog).decode()] = prog
+            self.attach(n for n in self._progs
+                        if self.attach_at_open is None or n in self.attach_at_open)
         except libbpf.LibbpfError as e:
             self.close()
             raise ProbeUnavailable(str(e)) from e
@@ -102,11 +109,69 @@ class BpfObject:
         if self._obj is None:
             return
         L = libbpf.lib()
-        for link in self._links:
-            L.bpf_link__destroy(link)
-        self._links.clear()
+        self.detach(list(self._links))
+        self._globals.clear()
+        for mm in self._mmaps:
+            mm.close()
+        self._mmaps.clear()
         L.bpf_object__close(self._obj)
         self._obj = None
+        self._progs.clear()
+
+    def program_names(self) -> list[str]:
+        return list(self._progs)
+
+    def attach(self, names: Iterable[str]) -> None:
+        """Attach these programs (those already attached stay as they are)."""
+        L = libbpf.lib()
+        for name in names:
+            if name in self._links:
+                continue
+            if name not in self._progs:
+                raise ProbeUnavailable(f"{self.path} has no program {name}")
+            ctypes.set_errno(0)
+            self._links[name] = libbpf.check_ptr(L.bpf_program__attach(self._progs[name]),
+                                                 f"attach {name}")
+
+    def detach(self, names: Iterable[str]) -> None:
+        """Detach these programs; one not attached is left alone."""
+        L = libbpf.lib()
+        for name in list(names):
+            link = self._links.pop(name, None)
+            if link is not None:
+                L.bpf_link__destroy(link)
+
+    def attached(self) -> set[str]:
+        return set(self._links)
+
+    def set_global(self, name: str, value: int, index: int = 0) -> None:
+        """Store a u64 into a global of the object's .data or .bss while it runs (of an array:
+        element `index`), through the map's shared mapping: the programs see it at once."""
+        if not self._globals:
+            self._map_globals()
+        if name not in self._globals:
+            raise ProbeUnavailable(f"the BPF object has no global {name} in .data or .bss")
+        mm, off, size = self._globals[name]
+        if not 0 <= index < size // 8:
+            raise IndexError(f"{name}[{index}]: it has {size // 8} elements")
+        ctypes.c_uint64.from_buffer(mm, off + 8 * index).value = value
+
+    def _map_globals(self) -> None:
+        L = libbpf.lib()
+        # A zero-initialised global lands in .bss, any other in .data.
+        for section in (".data", ".bss"):
+            try:
+                m = self._internal_map(section)
+            except ProbeUnavailable:
+                continue
+            size = int(L.bpf_map__value_size(m))
+            # The kernel maps whole pages; libbpf makes its global-data maps mmapable.
+            length = -(-size // mmap.PAGESIZE) * mmap.PAGESIZE
+            mm = mmap.mmap(int(L.bpf_map__fd(m)), length, mmap.MAP_SHARED,
+                           mmap.PROT_READ | mmap.PROT_WRITE)
+            self._mmaps.append(mm)
+            for name, (off, sz) in self._section_vars(section).items():
+                self._globals[name] = (mm, off, sz)
 
     def map(self, name: str) -> int:
         """The libbpf `struct bpf_map *` of a map by name."""
@@ -137,17 +202,17 @@ class BpfObject:
                 out[L.bpf_program__name(prog).decode()] = int.from_bytes(info.raw[4:8], "little")
         return out
 
-    def _set_rodata(self, values: dict[str, int]) -> None:
-        """Write `const volatile` globals into .rodata before load, found by the object's BTF."""
+    def _section_vars(self, section: str) -> dict[str, tuple[int, int]]:
+        """name -> (offset, size) of the globals in a data section, from the object's BTF."""
         L = libbpf.lib()
         L.bpf_object__btf.restype = ctypes.c_void_p
         L.bpf_object__btf.argtypes = [ctypes.c_void_p]
         L.btf__name_by_offset.restype = ctypes.c_char_p
         L.btf__name_by_offset.argtypes = [ctypes.c_void_p, ctypes.c_uint32]
         btf = libbpf.check_ptr(L.bpf_object__btf(self._obj), "object BTF")
-        sec_id = L.btf__find_by_name_kind(btf, b".rodata", 15)  # BTF_KIND_DATASEC
+        sec_id = L.btf__find_by_name_kind(btf, section.encode(), 15)  # BTF_KIND_DATASEC
         if sec_id < 0:
-            raise ProbeUnavailable("the BPF object has no .rodata section in its BTF")
+            raise ProbeUnavailable(f"the BPF object has no {section} section in its BTF")
         sec = L.btf__type_by_id(btf, sec_id)
         vlen = sec.contents.info & 0xFFFF
         infos = ctypes.cast(ctypes.addressof(sec.contents) + ctypes.sizeof(sec.contents),
@@ -157,23 +222,27 @@ class BpfObject:
             var = L.btf__type_by_id(btf, infos[i].type).contents
             offsets[L.btf__name_by_offset(btf, var.name_off).decode()] = (
                 infos[i].offset, infos[i].size)
-        rodata = None
+        return offsets
+
+    def _internal_map(self, suffix: str) -> int:
+        """libbpf names a global-data map after the object: "<obj>.rodata", "<obj>.data"."""
+        L = libbpf.lib()
         m = None
         while True:
             m = L.bpf_object__next_map(self._obj, m)
             if not m:
-                break
-            if L.bpf_map__name(m).decode().endswith(".rodata"):
-                rodata = m
-                break
-        if rodata is None:
-            raise ProbeUnavailable("the BPF object has no .rodata map")
+                raise ProbeUnavailable(f"the BPF object has no {suffix} map")
+            if L.bpf_map__name(m).decode().endswith(suffix):
+                return int(m)
+
+    def _set_rodata(self, values: dict[str, int]) -> None:
+        """Write `const volatile` globals into .rodata before load, found by the object's BTF."""
+        offsets = self._section_vars(".rodata")
         size = ctypes.c_size_t(0)
-        base = libbpf.check_ptr(L.bpf_map__initial_value(rodata, ctypes.byref(size)),
-                                ".rodata initial value")
+        base = libbpf.check_ptr(libbpf.lib().bpf_map__initial_value(
+            self._internal_map(".rodata"), ctypes.byref(size)), ".rodata initial value")
         for name, value in values.items():
             if name not in offsets:
                 raise ProbeUnavailable(f"the BPF object has no setting {name}")
             off, sz = offsets[name]
             ctypes.memmove(base + off, int(value).to_bytes(sz, "little"), sz)
-

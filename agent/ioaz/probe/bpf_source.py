@@ -9,7 +9,8 @@ from pathlib import Path
 
 from . import libbpf
 from .bpf_object import BpfObject, ProbeUnavailable, object_path, tracepoint_nargs
-from .devices import disk_of_devt
+from .devices import disk_of_devt, scheduled_disks
+from .diskstats_source import parse_diskstats
 from .layout import (
     DEV_STATS_U64,
     DEV_VALUE_SIZE,
@@ -21,6 +22,7 @@ from .layout import (
     dev_t_split,
     split_dev_stats,
 )
+from .sampler import SamplePlan, Sampler
 from .snapshot import DeviceSnapshot, Snapshot
 
 __all__ = ["BpfSource", "ProbeUnavailable", "default_object_path", "tracepoint_nargs"]
@@ -41,21 +43,34 @@ class BpfSource:
 
     name = "bpf"
 
-    def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 64):
+    def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 64,
+                 sample: SamplePlan | None = None, diskstats_path: str = "/proc/diskstats"):
+        """sample: attach the bio-side programs for part of each period only (sampler.py);
+        None or fraction 1: every request seen, every count from the probe."""
         self.object_path = Path(object_path) if object_path else default_object_path()
         if not 0 <= seq_tolerance_sectors <= 1 << 20:
             raise ValueError(f"seq_tolerance_sectors {seq_tolerance_sectors}: 0..{1 << 20}")
+        self.plan = sample if sample is not None and sample.sampled else None
+        self.diskstats_path = diskstats_path
         self.obj = BpfObject(self.object_path,
                              {"seq_tolerance_sectors": seq_tolerance_sectors,
-                              "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)})
+                              "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)},
+                             attach=["on_rq_complete"] if self.plan else None)
+        self.sampler: Sampler | None = None
         self._fds: dict[str, int] = {}
         self._ncpu = 0
         # (dev, tgid) -> the highest count returned: see read().
         self._proc_seen: dict[tuple[int, int], int] = {}
 
     def open(self) -> BpfSource:
+        if self.plan:
+            # The exact counts come from here: fail now, not at the first read.
+            with open(self.diskstats_path):
+                pass
         self.obj.open()
         try:
+            if self.plan:
+                self.sampler = Sampler(self.obj, self.plan).start()
             vsize = self.obj.value_size("dev_stats")
             if vsize != DEV_VALUE_SIZE:
                 raise ProbeUnavailable(f"dev_stats value is {vsize} bytes, layout.py expects "
@@ -69,8 +84,27 @@ class BpfSource:
         return self
 
     def close(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
+            self.sampler = None
         self.obj.close()
         self._fds.clear()
+
+    def suspend(self) -> None:
+        """Detach every program (the maps stay): the probe costs nothing until resume().
+        For measuring what it costs (ioaz-lab bench probe)."""
+        if self.sampler is not None:
+            self.sampler.stop()
+            self.sampler = None
+        self.obj.detach(self.obj.program_names())
+
+    def resume(self) -> None:
+        """Attach again as open() did."""
+        if self.plan:
+            self.obj.attach(["on_rq_complete"])
+            self.sampler = Sampler(self.obj, self.plan).start()
+        else:
+            self.obj.attach(self.obj.program_names())
 
     def program_ids(self) -> dict[str, int]:
         return self.obj.program_ids()
@@ -134,9 +168,14 @@ class BpfSource:
         # read short, never double; parse_maps keeps every count from going back.
         procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE * self._ncpu)
         stats = self._dump(self._fds["dev_stats"], 4, DEV_VALUE_SIZE * self._ncpu)
-        by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, time.monotonic_ns(),
-                                             self._proc_seen)
-        return fold_partitions(by_dev.values())
+        t_ns = time.monotonic_ns()
+        by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, t_ns, self._proc_seen)
+        snap = fold_partitions(by_dev.values())
+        if self.plan is None:
+            return snap
+        with open(self.diskstats_path) as f:
+            exact = parse_diskstats(f.read(), t_ns)
+        return with_exact_counts(snap, exact, set(scheduled_disks()))
 
 
 ProcSeen = dict[tuple[int, int], int]
@@ -186,6 +225,30 @@ def parse_maps(stats: list[tuple[bytes, bytes]], procs: list[tuple[bytes, bytes]
             seen[key] = n
             snap.procs[tgid] = n
     return by_dev, seen
+
+
+def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> Snapshot:
+    """The sampled probe's view with the counts replaced by the kernel's exact ones.
+
+    Every disk of `wanted` or of the probe that /proc/diskstats has gets a snapshot: a disk the
+    probe has not sampled yet still has its counts. Requests and bytes by direction and the
+    time in queue (for the average depth) come from diskstats, the rest stays the sample's.
+    """
+    out: Snapshot = {}
+    for name in wanted | set(sampled):
+        disk = exact.get(name)
+        if disk is None:
+            continue  # gone, or not a whole disk
+        s = sampled.get(name)
+        if s is None:
+            s = DeviceSnapshot(name=name, major=disk.major, minor=disk.minor, t_ns=disk.t_ns,
+                               source="bpf", bios=0, bios_seq=0, procs={})
+        s.hist_bytes = sum(s.completed_bytes)  # of the sampled requests, before replacing
+        s.completed = list(disk.completed)
+        s.completed_bytes = list(disk.completed_bytes)
+        s.time_in_queue_ms = disk.time_in_queue_ms
+        out[name] = s
+    return out
 
 
 def fold_partitions(snaps: Iterable[DeviceSnapshot]) -> Snapshot:

@@ -31,9 +31,9 @@ DEV_STATS_U64 = sum(n for _, n in DEV_STATS_FIELDS)
 
 # struct ioaz_cpu_state: per-CPU working state after the counters; never summed.
 STREAM_HEADS = 64 * 2                 # IOAZ_STREAM_SETS * IOAZ_STREAM_WAYS
-CPU_STATE_U64 = STREAM_HEADS + 2      # stream_end[], proc_tgid, proc_pending
-PROC_TGID = DEV_STATS_U64 + STREAM_HEADS        # u64 offsets within one CPU's value
-PROC_PENDING = DEV_STATS_U64 + STREAM_HEADS + 1
+CPU_STATE_U64 = STREAM_HEADS + 3      # stream_end[], clock, proc_tgid, proc_pending
+PROC_TGID = DEV_STATS_U64 + STREAM_HEADS + 1    # u64 offsets within one CPU's value
+PROC_PENDING = DEV_STATS_U64 + STREAM_HEADS + 2
 DEV_VALUE_U64 = DEV_STATS_U64 + CPU_STATE_U64
 DEV_VALUE_SIZE = 8 * DEV_VALUE_U64
 

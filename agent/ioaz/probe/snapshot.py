@@ -38,6 +38,9 @@ class DeviceSnapshot:
     svc_sum_ns: int = 0
     svc_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
     size_hist: list[int] = field(default_factory=lambda: _zeros(SIZE_SLOTS))
+    # Bytes of the requests in size_hist: the completed bytes, unless the counts were replaced
+    # by the kernel's exact ones while the histograms are a sample (bpf_source.py).
+    hist_bytes: int | None = None
     procs: dict[int, int] | None = None   # tgid -> cumulative bios submitted
 
     def add(self, other: DeviceSnapshot) -> None:
@@ -55,6 +58,8 @@ class DeviceSnapshot:
         self.lat_untimed += other.lat_untimed
         self.svc_count += other.svc_count
         self.svc_sum_ns += other.svc_sum_ns
+        if other.hist_bytes is not None:
+            self.hist_bytes = (self.hist_bytes or 0) + other.hist_bytes
         if other.procs:
             procs = self.procs if self.procs is not None else {}
             for tgid, n in other.procs.items():

@@ -1,0 +1,184 @@
+"""Sampled probing: the bio-side programs attached for only part of every period.
+
+Why: on a fast device the probe's two programs per request cost ~4% of the I/O rate (README,
+Performance). A tracepoint with no program attached costs nothing, so the bio-side programs
+(block_bio_queue and the merge tracepoints) are attached for `fraction` of each period and
+detached for the rest. What they measure is a ratio or a distribution (sequentiality, merges per
+bio, the submitting processes, request sizes, latency percentiles), which a sample estimates;
+the counts (requests, bytes, time in queue) come exact from the kernel's own /proc/diskstats.
+
+One period, with the globals of bpf/ioaz.bpf.c:
+
+    attach | warm-up: counting=0 | counted: counting=1 | detach ...... | next period
+             (stream table filled)   [lat_from, lat_until) of this slot
+
+The warm-up fills each CPU's stream table, so a stream's first bio after the gap is judged by
+the head its previous bio left, not called random for want of one. block_rq_complete stays
+attached (it must see requests that finish after the detach) and records a request only if it
+was submitted in one of the last two counted periods: an unbiased sample by submission time,
+whatever its latency, up to a period and a half in flight.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .bpf_object import BpfObject
+
+log = logging.getLogger("ioaz.probe")
+
+# ioazd's default: 200 ms of every second counted (250 ms attached with the warm-up). README's
+# Performance section has what it costs and what always-on costs.
+DEFAULT_FRACTION = 0.2
+BIO_SIDE = ("on_bio_queue", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_merge")
+U64_MAX = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class SamplePlan:
+    fraction: float          # of every period counted (1: always on, no sampling)
+    period_s: float = 1.0
+    warmup_s: float = 0.05   # longer than the gap between two bios of any stream worth seeing
+    # Below this many requests per second (all disks together, the last period) every bio is
+    # seen: there the probe costs under ~0.5% of one CPU, and a slow disk's few requests are
+    # all its latency percentiles have.
+    full_below_iops: float = 20000.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.fraction <= 1:
+            raise ValueError(f"sample fraction {self.fraction}: expected 0 < fraction <= 1")
+        if not 0.01 <= self.period_s <= 3600:
+            raise ValueError(f"sample period {self.period_s} s: expected 0.01..3600")
+        if self.fraction < 1 and self.counted_s + self.warmup_s > self.period_s:
+            raise ValueError(f"sample fraction {self.fraction} of {self.period_s} s plus the "
+                             f"{self.warmup_s} s warm-up does not fit in the period")
+        if self.full_below_iops < 0:
+            raise ValueError(f"full_below_iops {self.full_below_iops}: expected >= 0")
+
+    @classmethod
+    def per_window(cls, fraction: float, window_s: float) -> SamplePlan:
+        """One period a window; a short window gets a quarter of itself as the warm-up."""
+        return cls(fraction, period_s=window_s, warmup_s=min(0.05, window_s / 4))
+
+    @property
+    def sampled(self) -> bool:
+        return self.fraction < 1
+
+    @property
+    def counted_s(self) -> float:
+        return self.fraction * self.period_s
+
+
+def completed_requests(path: str = "/proc/diskstats") -> int:
+    """Requests completed so far on all whole disks (partitions are inside their disk)."""
+    whole = set(os.listdir("/sys/block"))
+    total = 0
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 8 and parts[2] in whole:
+                total += int(parts[3]) + int(parts[7])
+    return total
+
+
+def set_always_on(obj: BpfObject) -> None:
+    """Every bio counted, every completion recorded (the object's own defaults)."""
+    obj.set_global("lat_from", 0, 0)
+    obj.set_global("lat_until", U64_MAX, 0)
+    obj.set_global("lat_from", 0, 1)
+    obj.set_global("lat_until", 0, 1)
+    obj.set_global("counting", 1)
+    obj.attach(obj.program_names())
+
+
+def set_paused(obj: BpfObject) -> None:
+    """Nothing counted or recorded until the sampler's first counted period."""
+    obj.set_global("counting", 0)
+    for slot in (0, 1):
+        obj.set_global("lat_until", 0, slot)
+        obj.set_global("lat_from", 0, slot)
+
+
+class Sampler:
+    """Runs SamplePlan's periods on a thread until stop(). A period is sampled when the disks
+    were busy in the last one, full (every bio counted) when they were not. On any error it
+    falls back to always-on (exact, and dearer) and says so: a sampler that stopped silently
+    would leave ioaz with no sequentiality, processes or latency at all."""
+
+    def __init__(self, obj: BpfObject, plan: SamplePlan,
+                 clock: Callable[[], int] = time.monotonic_ns,
+                 requests: Callable[[], int] = completed_requests):
+        self.obj, self.plan, self.clock, self.requests = obj, plan, clock, requests
+        self.error: str | None = None
+        self.periods = 0
+        self.full_periods = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="ioaz-sampler", daemon=True)
+
+    def start(self) -> Sampler:
+        set_paused(self.obj)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def _wait_until(self, t_ns: int) -> bool:
+        """Sleep until the monotonic time t_ns; False when asked to stop."""
+        return not self._stop.wait(max(0.0, (t_ns - self.clock()) / 1e9))
+
+    def _run(self) -> None:
+        try:
+            self._periods()
+        except Exception as e:  # noqa: BLE001 - any failure falls back, loudly
+            self.error = f"{type(e).__name__}: {e}"
+            log.warning("probe sampler failed (%s); the probe now runs always on", self.error)
+            try:
+                set_always_on(self.obj)
+            except Exception as e2:  # noqa: BLE001
+                log.error("probe: could not fall back to always on: %s", e2)
+
+    def _periods(self) -> None:
+        p, g = self.plan, self.obj.set_global
+        period, warm, counted = (int(x * 1e9) for x in (p.period_s, p.warmup_s, p.counted_s))
+        start = self.clock()
+        slot = 0
+        last_n, last_t = self.requests(), start
+        warm_table = False   # bio-side programs attached since the last period
+        while not self._stop.is_set():
+            t0 = start + self.periods * period
+            n, now = self.requests(), self.clock()
+            rate = (n - last_n) / max((now - last_t) / 1e9, 1e-9)
+            last_n, last_t = n, now
+            full = self.periods > 0 and rate < p.full_below_iops
+            self.obj.attach(BIO_SIDE)
+            if not warm_table and not self._wait_until(t0 + warm):
+                break
+            # Open this slot's latency window; the other slot keeps the previous period's
+            # requests still in flight.
+            g("lat_until", 0, slot)
+            g("lat_from", self.clock(), slot)
+            g("lat_until", U64_MAX, slot)
+            g("counting", 1)
+            stopping = not self._wait_until(t0 + period if full else t0 + warm + counted)
+            if not full or stopping:
+                g("counting", 0)
+                self.obj.detach(BIO_SIDE)
+            g("lat_until", self.clock(), slot)
+            warm_table = full and not stopping
+            slot ^= 1
+            self.periods += 1
+            self.full_periods += full
+            if stopping:
+                break
+            behind = (self.clock() - start) // period - self.periods
+            if behind > 0:  # a stalled thread skips periods, never bursts to catch up
+                self.periods += behind
+            if not full and not self._wait_until(start + self.periods * period):
+                break
