@@ -221,3 +221,12 @@ def test_counter_collections_are_plain():
     m = scrape(fake_daemon(rec))
     assert val(m, "ioaz_switches_total", device="sdz",
                **{"from": "", "to": "bfq", "reason": "matrix"}) == 1
+
+
+def test_probe_periods_by_mode_only_when_sampling():
+    sampler = SimpleNamespace(periods=10, full_periods=3)
+    m = scrape(fake_daemon(record(), source=SimpleNamespace(name="bpf", sampler=sampler)))
+    assert val(m, "ioaz_probe_periods_total", mode="sampled") == 7
+    assert val(m, "ioaz_probe_periods_total", mode="full") == 3
+    always_on = scrape(fake_daemon(record()))
+    assert not [k for k in always_on if k[0] == "ioaz_probe_periods_total"]

@@ -86,6 +86,14 @@ class IoazCollector(Collector):
                                     "/proc/diskstats (absent when it did not)")
         if d.fallback_reason:
             fallback.add_metric([], {"reason": str(d.fallback_reason)[:200]})
+        periods = CounterMetricFamily(
+            "ioaz_probe_periods", "Sampling periods of the BPF probe by mode: sampled (busy "
+            "disks: part of each counted) or full (every request; absent when always on)",
+            labels=["mode"])
+        sampler = getattr(d.source, "sampler", None)
+        if sampler is not None:
+            periods.add_metric(["sampled"], float(sampler.periods - sampler.full_periods))
+            periods.add_metric(["full"], float(sampler.full_periods))
         window = GaugeMetricFamily("ioaz_window_length_seconds",
                                    "The configured window (analyzer period)")
         window.add_metric([], float(d.config.window_s))
@@ -99,7 +107,7 @@ class IoazCollector(Collector):
         dry.add_metric([], 1.0 if d.config.dry_run else 0.0)
         managed = GaugeMetricFamily("ioaz_devices", "Devices ioaz manages")
         managed.add_metric([], float(len(d.devices)))
-        return [up, source, fallback, window, cpu, windows, dry, managed]
+        return [up, source, fallback, periods, window, cpu, windows, dry, managed]
 
     # -- per device -----------------------------------------------------------------------
 
@@ -239,6 +247,7 @@ class _DeviceFamilies:
 def exported_names() -> list[str]:
     """Every metric name a scrape can carry, as PromQL sees it (histograms: the base name)."""
     names = ["ioaz_collector_up", "ioaz_probe_source", "ioaz_probe_fallback_info",
+             "ioaz_probe_periods_total",
              "ioaz_window_length_seconds", "ioaz_window_cpu_seconds", "ioaz_windows_total",
              "ioaz_dry_run", "ioaz_devices"]
     suffix = {"info": "_info", "counter": "_total"}
