@@ -41,6 +41,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, help="length of each run (default 8 on a model, "
                    "4 on a device; --quick 2 / 1)")
     p.add_argument("--reps", type=int, default=1, help="repetitions of each run")
+    p.add_argument("--first-rep", type=int, default=0, help="number of the first repetition "
+                   "(on a model repetition r runs the simulator with seed 1 + r: --first-rep 1 "
+                   "measures the same runs again with other randomness)")
     p.add_argument("--seed", type=int, default=7, help="which sample of the grid")
     p.add_argument("--candidates", help="comma-separated policies to try (default: all)")
     p.add_argument("--destructive", action="store_true",
@@ -93,7 +96,8 @@ def _run_model(args: argparse.Namespace) -> int:
     doc = curve.write(curve.from_model(device, name), str(out) + ".curve.json")
     print(f"service-time curve of {name} (from the model) -> {out}.curve.json; stream "
           f"tunables {doc['stream_tunables']}", file=sys.stderr)
-    jobs = [(w, c, r) for w in works for c in cands for r in range(args.reps)]
+    jobs = [(w, c, r) for w in works for c in cands
+            for r in range(args.first_rep, args.first_rep + args.reps)]
     bar = Progress(len(jobs), f"calibrate {name}")
     with DatasetWriter(out) as ds:
         for w, c, r in jobs:

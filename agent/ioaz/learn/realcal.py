@@ -269,7 +269,8 @@ def run(args: argparse.Namespace, works: list[WorkSpec]) -> int:
     if why:
         print(f"probe: {why}", file=sys.stderr)
     q = Queue(name)
-    jobs = [(w, cd, r) for w in works for cd in cands for r in range(args.reps)]
+    jobs = [(w, cd, r) for w in works for cd in cands
+            for r in range(args.first_rep, args.first_rep + args.reps)]
     bar = Progress(len(jobs), f"calibrate {name}")
     print(f"candidates on {name}: " + ", ".join(
         f"{p}={s}" + ("[" + ",".join(f"{k}={v}" for k, v in kn.items()) + "]" if kn else "")

@@ -222,6 +222,7 @@ class Evaluation:
     fixed_loss: float               # the single policy best on the training workloads
     fixed_policy: str
     families_chosen: list[str]
+    inner_loss: float               # the chosen families' loss on their inner folds (mean)
     labels: list[str]
     confusion: list[list[int]]      # rows: true label, columns: predicted
     min_confidence: float
@@ -243,12 +244,14 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
     m_loop: list[float] = []
     x_loop: list[float] = []
     y_true, y_pred, chosen_fams = [], [], []
+    inner: list[float] = []
     fixed_names = []
     per_w: dict[str, dict[str, Any]] = {}
     for tr, te in folds:
         train = make_split([rows[i] for i in tr], goal, tie)
-        fam, _ = select_family(train, goal, tie, seed=seed)
+        fam, fam_scores = select_family(train, goal, tie, seed=seed)
         chosen_fams.append(fam)
+        inner.append(fam_scores[fam]["loss"])
         est = _fit(fam, train)
         test_rows = [rows[i] for i in te]
         pred, conf = _predict(est, [full.X[i] for i in te])
@@ -286,7 +289,7 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         fallback_loss=statistics.fmean(f_loss), fixed_loss=statistics.fmean(b_loss),
         model_loop_loss=statistics.fmean(m_loop), matrix_loop_loss=statistics.fmean(x_loop),
         fixed_policy=collections.Counter(fixed_names).most_common(1)[0][0],
-        families_chosen=chosen_fams, labels=labs, confusion=cm,
+        families_chosen=chosen_fams, inner_loss=statistics.fmean(inner), labels=labs, confusion=cm,
         min_confidence=min_confidence, below_confidence=below / len(rows),
         per_workload={w: {"model": statistics.fmean(d["model"]),
                           "matrix": statistics.fmean(d["matrix"])}
