@@ -32,7 +32,10 @@ apt-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	else echo "Debian packages: all present"; fi
 
+# the simulator's hot modules compiled with mypyc into build/mypyc (skipped when current);
+# without them it runs interpreted (`$(PY) -m ioaz.sim.native` says which)
 venv: $(STAMP)
+	@$(PY) -m ioaz.sim.native build || echo "simulator: not compiled, it runs interpreted"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)

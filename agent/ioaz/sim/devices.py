@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from ioaz.sim import PKG
 from ioaz.sim.request import SECTOR, Request
 
 # the read-cache index's bucket: 2**14 sectors (8 MiB), so a frozen segment (a request and its
@@ -29,7 +30,7 @@ from ioaz.sim.request import SECTOR, Request
 SEG_BUCKET_SHIFT = 14
 AtFn = Callable[[float, Callable[[float, Any], None], Any], None]
 DoneFn = Callable[[Request, float], None]
-MODELS_DIR = Path(__file__).with_name("models")
+MODELS_DIR = PKG / "models"  # the sources' directory, also when this module runs compiled
 
 
 class Device:

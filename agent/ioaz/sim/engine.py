@@ -25,7 +25,7 @@ from ioaz.classify.types import WindowFeatures
 from ioaz.sim.devices import Device
 from ioaz.sim.request import SECTOR, Request
 from ioaz.sim.schedulers import Scheduler, make_scheduler
-from ioaz.sim.workloads import Process, Workload, make_process
+from ioaz.sim.workloads import Process, SimProcess, Workload, make_process
 
 Chooser = Callable[[WindowFeatures], str | None]
 
@@ -152,8 +152,8 @@ class Simulator:
         self.seq = 0
         self.now = 0.0
         self.wake_at = -1.0
-        self.procs: dict[int, Process] = {}
-        self.all_procs: list[Process] = []
+        self.procs: dict[int, SimProcess] = {}
+        self.all_procs: list[SimProcess] = []
         self.phase_idx = -1
         self.live = 0                   # processes of the current phase not yet finished
         self.finished = False

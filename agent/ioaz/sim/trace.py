@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ioaz.sim.request import SECTOR, Request
+from ioaz.sim.workloads import ProcSpec, SimProcess
 
 _BLKPARSE = re.compile(
     r"^\s*\d+,\d+\s+\d+\s+\d+\s+(?P<t>\d+\.\d+)\s+(?P<pid>\d+)\s+(?P<act>\S+)\s+(?P<rwbs>\S+)"
@@ -95,16 +96,13 @@ def write_trace_csv(path: str | Path, records: list[TraceRecord]) -> None:
                     f"{int(r.sync)}\n" for r in records)
 
 
-class TraceProcess:
-    """Per-pid accounting for a replayed trace (what a Process keeps for the run's result)."""
-
-    class _Spec:
-        def __init__(self, name: str) -> None:
-            self.name = name
+class TraceProcess(SimProcess):
+    """Per-pid accounting for a replayed trace (what a Process keeps for the run's result);
+    of its spec only the name means anything."""
 
     def __init__(self, pid: int, t: float) -> None:
         self.pid = pid
-        self.spec = self._Spec(f"trace-{pid}")
+        self.spec = ProcSpec(name=f"trace-{pid}")
         self.start_t = t
         self.end_t = t
         self.bytes = 0

@@ -64,7 +64,26 @@ class Workload:
     phases: list[Phase]
 
 
-class Process:
+class SimProcess:
+    """What the engine keeps per pid: a workload's Process or a replayed trace's process."""
+
+    __slots__ = ()
+    pid: int
+    spec: ProcSpec
+    bytes: int
+
+    def complete(self, rq: Request, now: float) -> None:
+        raise NotImplementedError
+
+    def stop(self, now: float) -> None:
+        raise NotImplementedError
+
+    @property
+    def active_s(self) -> float:
+        raise NotImplementedError
+
+
+class Process(SimProcess):
     """A running ProcSpec. The engine calls start(), then complete() for each request."""
 
     __slots__ = (

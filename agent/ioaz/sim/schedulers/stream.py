@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ioaz.sim.request import Request
@@ -104,15 +105,18 @@ class Stream(Scheduler):
         self.idle = bool(t["stream_idle"])
         # the base's calls this scheduler makes per request, bound once
         inner = self.inner
+        # (attributes, not methods assigned per instance, which compiled classes reject)
+        self._pending: Callable[[float], Request | None]
+        self._expired: Callable[[float], Request | None]
         if isinstance(inner, VR):
-            self._pending = lambda now: inner.pending()  # type: ignore[method-assign]
+            self._pending = lambda now: inner.pending()
             if not self.deadlines:
-                self._expired = lambda now: None  # type: ignore[method-assign]
+                self._expired = lambda now: None
             else:
-                self._expired = inner.earliest_expired  # type: ignore[method-assign]
+                self._expired = inner.earliest_expired
         else:
-            self._pending = inner.peek  # type: ignore[method-assign]
-            self._expired = inner.earliest_expired  # type: ignore[method-assign]
+            self._pending = inner.peek
+            self._expired = inner.earliest_expired
         self._take_inner = inner.take   # deadline's take(rq) starts no batch
         self.svc0 = self.curve(0)         # a request right where the head is
         # the curve as a bound method: the interpreter calls that faster than an instance
@@ -138,15 +142,6 @@ class Stream(Scheduler):
         if to >= frm:
             return self.curve(to - frm)
         return self.curve(frm - to) * self.back
-
-    def _pending(self, now: float) -> Request | None:
-        inner = self.inner
-        return inner.pending() if isinstance(inner, VR) else inner.peek(now)
-
-    def _expired(self, now: float) -> Request | None:
-        if self.vr_base:
-            return self.inner.earliest_expired(now) if self.deadlines else None
-        return self.inner.earliest_expired(now)
 
     # Figure 2, "upon arrival of request new_R"
     def add(self, rq: Request, now: float) -> Request | None:
