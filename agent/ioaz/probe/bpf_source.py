@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import libbpf
 from .bpf_object import BpfObject, ProbeUnavailable, object_path, tracepoint_nargs
-from .devices import disk_of_devt, scheduled_disks
+from .devices import disk_of_devt
 from .diskstats_source import parse_diskstats
 from .layout import (
     DEV_STATS_U64,
@@ -173,9 +173,10 @@ class BpfSource:
         snap = fold_partitions(by_dev.values())
         if self.plan is None:
             return snap
+        wanted = set(os.listdir("/sys/block"))  # every whole disk; the observer picks
         with open(self.diskstats_path) as f:
-            exact = parse_diskstats(f.read(), t_ns)
-        return with_exact_counts(snap, exact, set(scheduled_disks()))
+            exact = parse_diskstats(f.read(), t_ns, wanted | set(snap))
+        return with_exact_counts(snap, exact, wanted)
 
 
 ProcSeen = dict[tuple[int, int], int]
