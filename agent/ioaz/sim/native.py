@@ -37,7 +37,7 @@ def build(force: bool = False) -> int:
         from mypyc.build import mypycify
         from setuptools import setup
     except ImportError as e:
-        print(f"simulator: cannot compile ({e}); it runs interpreted", file=sys.stderr)
+        print(f"simulator: cannot compile ({e})", file=sys.stderr)
         return 1
     t0 = time.monotonic()
     MANIFEST.unlink(missing_ok=True)
