@@ -92,8 +92,9 @@ def read_trace(path: str | Path) -> Iterator[TraceRecord]:
 def write_trace_csv(path: str | Path, records: list[TraceRecord]) -> None:
     with Path(path).open("w") as f:
         f.write("time_s,pid,sector,sectors,op,sync\n")
-        f.writelines(f"{r.t:.9f},{r.pid},{r.sector},{r.nsec},{'W' if r.write else 'R'},"
-                    f"{int(r.sync)}\n" for r in records)
+        for r in records:  # (a loop: mypyc would build a generator's whole list first)
+            f.write(f"{r.t:.9f},{r.pid},{r.sector},{r.nsec},{'W' if r.write else 'R'},"
+                    f"{int(r.sync)}\n")
 
 
 class TraceProcess(SimProcess):
