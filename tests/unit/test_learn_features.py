@@ -1,0 +1,44 @@
+"""The model's feature vector: the daemon's window and the dataset's row give the same numbers,
+and the think time per request is estimated from depth, processes and IOPS (Little's law)."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from ioaz.classify.types import WindowFeatures
+from ioaz.learn.features import FEATURE_SCHEMA, MISSING, vector, vector_from_dict
+
+
+def window(processes: int | None, depth: float, iops: float) -> WindowFeatures:
+    return WindowFeatures(device="sda", window_s=1.0, iops=iops, read_bytes_per_s=iops * 131072,
+                          write_bytes_per_s=0.0, read_ratio=1.0, seq_ratio=1.0,
+                          processes=processes, avg_depth=depth, mean_size_bytes=131072.0,
+                          p50_latency_s=0.04, p99_latency_s=0.06, merge_ratio=0.0)
+
+
+def at(v: list[float], name: str) -> float:
+    return v[[n for n, _ in FEATURE_SCHEMA].index(name)]
+
+
+def test_think_time_and_depth_per_process_from_the_window():
+    # 16 synchronous readers, 14.86 requests in the device on average at 371 IOPS: each
+    # process has a request in flight 93% of the time and thinks ~3.1 ms per request
+    v = vector(window(16, 14.86, 371.0))
+    assert at(v, "depth_per_process") == pytest.approx(14.86 / 16)
+    assert math.expm1(at(v, "think_time_s")) / 1e6 == pytest.approx(1.14 / 371)
+    # no think time at all: 16 readers, 16 in flight; asynchronous writers: more than one each
+    assert at(vector(window(16, 16.0, 372.0)), "think_time_s") == 0.0
+    w8 = vector(window(4, 31.9, 400.0))
+    assert at(w8, "think_time_s") == 0.0 and at(w8, "depth_per_process") > 7
+
+
+def test_the_daemon_and_the_dataset_compute_the_same_vector():
+    w = window(8, 6.85, 372.0)
+    d = {n: getattr(w, n) for n in ("iops", "read_bytes_per_s", "write_bytes_per_s",
+                                    "read_ratio", "seq_ratio", "processes", "avg_depth",
+                                    "mean_size_bytes", "p50_latency_s", "p99_latency_s",
+                                    "merge_ratio")}
+    assert vector(w) == vector_from_dict(d)
+    # diskstats counts no processes: both derived features are missing, not guessed
+    v = vector(window(None, 2.0, 300.0))
+    assert at(v, "depth_per_process") == at(v, "think_time_s") == MISSING
