@@ -154,9 +154,10 @@ def bench_probe(args: argparse.Namespace) -> dict:
         # --seconds, in pairs of alternating order (ABBA), so a drift of the machine's other
         # load falls on both sides of a pair, and nothing but the probe differs between the
         # two blocks: no fio start-up, no object load (programs are detached, not unloaded).
-        # Each block's rate is the device's completed reads from /proc/diskstats, counted after
-        # a settling time. Each pair gives one ratio.
-        settle = min(0.5, args.seconds / 4)
+        # Each block's rate is the device's completed reads from /proc/diskstats over the
+        # whole block: switching on (attach, the sampler's first warm-up) is part of what the
+        # probe costs, and a sampled block holds whole sampling periods only when it is counted
+        # from its start (one period is one second). Each pair gives one ratio.
         with _probe(args) as src, _bpf_stats(on=False):
             src.suspend()
             fio = _fio_start(dev, 2 * args.rounds * args.seconds + 3)
@@ -166,15 +167,14 @@ def bench_probe(args: argparse.Namespace) -> dict:
                 without_p: list[float] = []
                 for i in range(args.rounds):
                     for on in ((False, True) if i % 2 == 0 else (True, False)):
+                        n0, t0 = _reads(dev), time.monotonic()
                         if on:
                             src.resume()
-                        time.sleep(settle)
-                        n0, t0 = _reads(dev), time.monotonic()
-                        time.sleep(args.seconds - settle)
-                        (with_p if on else without_p).append(
-                            (_reads(dev) - n0) / (time.monotonic() - t0))
+                        time.sleep(args.seconds)
                         if on:
                             src.suspend()
+                        (with_p if on else without_p).append(
+                            (_reads(dev) - n0) / (time.monotonic() - t0))
             finally:
                 fio.kill()
                 fio.wait()
