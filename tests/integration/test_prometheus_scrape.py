@@ -160,14 +160,16 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
         assert r and r[0]["metric"]["class"] == "8/random/read"
         assert prom.query(f'ioaz_device_state{{{sel},state="auto"}} == 1')
 
-        # Latency. The probe times a request from issue to completion, fio from submission
-        # to return. With 8 readers requests wait in bfq before issue (fio counts it, the
-        # probe does not), so compare one reader of 512 KiB blocks on the disk-backed loop
-        # (one request each: 128 segments of a 4 KiB page): nothing waits, and the device's
-        # work dominates both clocks.
+        # Latency. The probe times a request from submission to completion, as fio's clat
+        # does. One reader of 512 KiB blocks on the disk-backed loop (one request each: 128
+        # segments of a 4 KiB page): the device's work dominates both clocks.
         lsel = f'device="{disk.dev}"'
+        # libaio at depth 1, not psync: fio's clat then runs from submission to the completion
+        # event, the block layer's span. A psync reader's clat also holds its wake-up, which
+        # on a busy machine was 2-3 ms against 0.3-0.5 ms of request (measured here).
         lat = subprocess.Popen(fio_args(disk.dev, rw="randread", jobs=1, bs="512k", seconds=4,
-                                        size_mb=disk.size_mb),
+                                        size_mb=disk.size_mb,
+                                        extra=("--ioengine=libaio", "--iodepth=1")),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         t_lat = time.time()
         lat_out, lat_err = lat.communicate(timeout=60)
