@@ -16,6 +16,7 @@ from ioaz.decide import DeviceInfo, initial_state, load_matrix, step, validate_f
 from ioaz.decide.matrix import GOALS
 from ioaz.lab.main import main as lab
 from ioaz.learn.dataset import read_rows
+from ioaz.learn.features import FEATURE_SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -130,7 +131,8 @@ def test_a_model_with_another_feature_schema_is_refused_at_start(learned, tmp_pa
         load_config(config(tmp_path, bad))
     msg = str(e.value)
     assert "ioaz.yaml:" in msg and "feature schema does not match" in msg
-    assert "lacks merge_ratio(identity)" in msg and "ioaz-lab train" in msg
+    name, how = FEATURE_SCHEMA[-1]
+    assert f"lacks {name}({how})" in msg and "ioaz-lab train" in msg
 
 
 def test_a_changed_or_untrusted_model_file_is_refused(learned, tmp_path):
