@@ -71,6 +71,19 @@ def test_adaptive_is_compared_with_every_static_and_the_oracle(quick) -> None:
         assert m["best_static_value"] == max(m["static"].values())
         # the agent did react to the phases: it left the starting scheduler
         assert m["switches"], m
+        # steady state: scored on the last pass, statics and oracle on the same pass; the
+        # oracle takes each phase's best, so no static scheduler beats it
+        st = m["steady"]
+        assert st["pass"] == st["passes"] >= 2
+        assert st["best_static_value"] == max(st["static"].values())
+        assert st["oracle"] >= st["best_static_value"] * (1 - 1e-12)
+        for v in ad["variants"]:
+            assert st[v]["value"] > 0
+            assert st[v]["vs_oracle"] == pytest.approx(st[v]["value"] / st["oracle"])
+            t0 = (st["pass"] - 1) * len(st[v]["phases"]) * m["phase_s"]
+            assert all(sw["t"] >= t0 for sw in st[v]["switches"])
+        # a static scheduler's last pass is its first again, give or take the device state
+        assert all(abs(d) < 0.03 for d in st["static_drift"].values()), st["static_drift"]
     tr = ad["trace"]
     assert "skipped" not in tr
     n = {v["requests"] for v in tr["static"].values()} | \
