@@ -71,6 +71,16 @@ struct {
 volatile __u64 counting = 1;
 volatile __u64 lat_from[2] = { 0, 0 };
 volatile __u64 lat_until[2] = { ~0ULL, 0 };
+/* Sampled: count the periods' requests in `slots` (see on_getrq). */
+volatile __u64 track_slots = 0;
+
+/* Per-CPU request counts of the two sampled periods (struct ioaz_slot). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct ioaz_slot);
+} slots SEC(".maps");
 
 static const struct ioaz_dev zero_dev;
 
@@ -289,6 +299,43 @@ int on_bio_queue(unsigned long long *ctx)
 	return 0;
 }
 
+/* The sampled period (0 or 1) a time falls in, or -1. */
+static __always_inline int slot_of(__u64 t)
+{
+	if (t >= lat_from[0] && t < lat_until[0])
+		return 0;
+	if (t >= lat_from[1] && t < lat_until[1])
+		return 1;
+	return -1;
+}
+
+static __always_inline void slot_add(int slot, bool done)
+{
+	__u32 key = slot;
+	struct ioaz_slot *s = bpf_map_lookup_elem(&slots, &key);
+
+	if (!s)
+		return;
+	if (done)
+		s->done++;
+	else
+		s->started++;
+}
+
+/*
+ * A new request for a bio, attached only while a sampled period counts: the
+ * requests the period started, so user space can tell when all are done.
+ */
+SEC("tp_btf/block_getrq")
+int on_getrq(unsigned long long *ctx)
+{
+	int slot = slot_of(bpf_ktime_get_ns());
+
+	if (slot >= 0)
+		slot_add(slot, false);
+	return 0;
+}
+
 static __always_inline int count_merge(__u32 dev, bool bio_merge)
 {
 	struct ioaz_dev *d;
@@ -342,7 +389,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 	struct ioaz_dev_stats *s;
 	struct ioaz_dev *d;
 	__u32 dev;
-	int dir;
+	int dir, slot;
 
 	/*
 	 * A driver may complete a request in parts: each part fires this
@@ -353,9 +400,11 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 		return 0;
 	/* First, as it is all a sampled probe does for most requests. */
 	start = rq->start_time_ns;
-	if (!(start >= lat_from[0] && start < lat_until[0]) &&
-	    !(start >= lat_from[1] && start < lat_until[1]))
+	slot = slot_of(start);
+	if (slot < 0)
 		return 0;	/* sampled, and not submitted in a counted period */
+	if (track_slots && rq->bio)	/* flush, passthrough: no block_getrq */
+		slot_add(slot, true);
 	dev = disk_dev(rq);
 	if (!dev)
 		return 0;

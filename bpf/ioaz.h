@@ -71,6 +71,17 @@ struct ioaz_dev {
 	struct ioaz_cpu_state cpu;
 };
 
+/*
+ * Requests of one sampled period (user space's slot 0 or 1): started at
+ * block_getrq while the period counts, done at block_rq_complete. When done
+ * has caught up with started, every request of the period has completed and
+ * user space may detach block_rq_complete until the next period.
+ */
+struct ioaz_slot {
+	__u64 started;
+	__u64 done;
+};
+
 struct ioaz_proc_key {
 	__u32 dev;
 	__u32 tgid;

@@ -24,7 +24,8 @@ class FakeObject:
         self.fail_after = fail_after
 
     def program_names(self) -> list[str]:
-        return ["on_rq_complete", *BIO_SIDE]
+        return ["on_rq_complete", "on_getrq", *BIO_SIDE]
+
 
     def attach(self, names) -> None:
         with self.lock:
@@ -48,6 +49,20 @@ class FakeObject:
             self.log.append(("set", name, index, value))
 
 
+class FakeSlots:
+    """Every sampled period's requests done at once (a fast device), or never (a stuck one)."""
+
+    def __init__(self, drains: bool = True):
+        self.drains = drains
+        self.resets: list[int] = []
+
+    def reset(self, slot: int) -> None:
+        self.resets.append(slot)
+
+    def drained(self, slot: int) -> bool:
+        return self.drains
+
+
 def test_plan_checks_its_numbers():
     with pytest.raises(ValueError, match="fraction"):
         SamplePlan(0)
@@ -60,11 +75,13 @@ def test_plan_checks_its_numbers():
     assert short.warmup_s == pytest.approx(0.025) and short.counted_s == pytest.approx(0.05)
 
 
-def run_sampler(obj: FakeObject, plan: SamplePlan, seconds: float, rate: float) -> Sampler:
+def run_sampler(obj: FakeObject, plan: SamplePlan, seconds: float, rate: float,
+                slots: FakeSlots | None = None) -> Sampler:
     """Runs a sampler for `seconds` with the disks completing `rate` requests a second."""
     t0 = time.monotonic()
     s = Sampler(obj, plan,  # type: ignore[arg-type]
-                requests=lambda: int((time.monotonic() - t0) * rate)).start()
+                requests=lambda: int((time.monotonic() - t0) * rate),
+                slots=slots or FakeSlots()).start()  # type: ignore[arg-type]
     time.sleep(seconds)
     s.stop()
     return s
@@ -95,6 +112,19 @@ def test_busy_disks_are_sampled_each_period():
     closes = [e for e in obj.log if e[:2] == ("set", "lat_until") and e[3] not in (0, U64_MAX)]
     assert {e[2] for e in closes} == {0, 1}
     assert obj.globals[("counting", 0)] == 0
+    # Once both slots' requests are done, block_rq_complete rests until the next period; the
+    # first period cannot (the slot before it counted nothing).
+    rests = [e for e in obj.log if e == ("detach", "on_rq_complete")]
+    assert s.drained_periods == len(rests) >= s.periods - 2
+    assert ("attach", "on_getrq") in obj.log
+
+
+def test_requests_in_flight_keep_the_completion_program():
+    obj = FakeObject()
+    plan = SamplePlan(0.3, period_s=0.2, warmup_s=0.04, full_below_iops=1000)
+    s = run_sampler(obj, plan, 0.85, rate=1e6, slots=FakeSlots(drains=False))
+    assert s.error is None and s.periods >= 3
+    assert s.drained_periods == 0 and ("detach", "on_rq_complete") not in obj.log
 
 
 def test_quiet_disks_are_seen_whole():

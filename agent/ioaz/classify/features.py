@@ -48,9 +48,9 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         seq_ratio = _ratio(delta(new.bios_seq or 0, old.bios_seq or 0), bios)
 
     merges = delta(new.bio_merges, old.bio_merges) + delta(new.rq_merges, old.rq_merges)
-    if bios is not None:
+    if bios is not None and not new.sampled:
         merge_ratio = _ratio(merges, bios)
-    else:  # diskstats: merged requests against requests that reached the device
+    else:  # diskstats' counts: merged requests against requests that reached the device
         merge_ratio = _ratio(merges, merges + data_reqs)
 
     # Little's law, as iostat's aqu-sz: the time-averaged number of requests in flight is the

@@ -145,6 +145,7 @@ def _prog_run_stats(ids: dict[str, int]) -> dict[str, tuple[int, int]]:
 def bench_probe(args: argparse.Namespace) -> dict:
     from ..classify.classes import load_thresholds
     from ..observe import Observer
+    from ..probe.sampler import completed_requests
 
     result: dict = {}
     with Loops(1, 1024) as (dev,):
@@ -181,10 +182,11 @@ def bench_probe(args: argparse.Namespace) -> dict:
         # One more run with the kernel's per-program accounting on (it costs a little itself,
         # so it is kept out of the IOPS comparison above).
         with _probe(args) as src, _bpf_stats():
-            _fio_iops(dev, args.seconds)
+            n0 = completed_requests()
+            _fio_iops(dev, max(args.seconds, 4.0))  # several sampling periods
             for name, (ns, cnt) in _prog_run_stats(src.program_ids()).items():
                 per_prog[name] = [ns, cnt]
-        requests = max(per_prog.get("on_rq_complete", [0, 0])[1], 1)
+            requests = max(completed_requests() - n0, 1)  # all disks: programs see them all
         mw, mo = statistics.median(with_p), statistics.median(without_p)
         losses = sorted((1 - w / o) * 100 for w, o in zip(with_p, without_p, strict=True))
         loss = statistics.median(losses)
@@ -201,9 +203,8 @@ def bench_probe(args: argparse.Namespace) -> dict:
             # free of the run-to-run noise of the IOPS comparison. Other I/O on the machine
             # adds runs, not time per run.
             "bpf_ns_per_run": {n: ns / cnt for n, (ns, cnt) in per_prog.items() if cnt},
-            # Sampled, most requests run no bio-side program at all: the time spent in all
-            # programs over all requests (on_rq_complete runs once for every request on the
-            # machine, whatever the sampling) is what a request costs on average.
+            # Sampled, most requests run no program at all: the time spent in all programs
+            # over all requests on the machine is what a request costs on average.
             "bpf_ns_per_request": sum(ns for ns, _ in per_prog.values()) / requests,
             "runs_per_request": {n: cnt / requests for n, (_, cnt) in per_prog.items()},
             "sample_fraction": src.plan.fraction if src.plan else 1.0,

@@ -56,6 +56,7 @@ class BpfSource:
                              {"seq_tolerance_sectors": seq_tolerance_sectors,
                               "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)},
                              attach=["on_rq_complete"] if self.plan else None)
+        # Sampled, the merge programs are never attached: diskstats counts merges exactly.
         self.sampler: Sampler | None = None
         self._fds: dict[str, int] = {}
         self._ncpu = 0
@@ -232,8 +233,8 @@ def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> S
     """The sampled probe's view with the counts replaced by the kernel's exact ones.
 
     Every disk of `wanted` or of the probe that /proc/diskstats has gets a snapshot: a disk the
-    probe has not sampled yet still has its counts. Requests and bytes by direction and the
-    time in queue (for the average depth) come from diskstats, the rest stays the sample's.
+    probe has not sampled yet still has its counts. Requests and bytes by direction, merges and
+    the time in queue (for the average depth) come from diskstats, the rest stays the sample's.
     """
     out: Snapshot = {}
     for name in wanted | set(sampled):
@@ -248,6 +249,8 @@ def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> S
         s.completed = list(disk.completed)
         s.completed_bytes = list(disk.completed_bytes)
         s.time_in_queue_ms = disk.time_in_queue_ms
+        s.bio_merges, s.rq_merges = disk.bio_merges, disk.rq_merges
+        s.sampled = True
         out[name] = s
     return out
 

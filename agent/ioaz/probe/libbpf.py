@@ -66,6 +66,8 @@ def lib() -> ctypes.CDLL:
         "bpf_link__destroy": (ctypes.c_int, [c_void_p]),
         "bpf_map_get_next_key": (ctypes.c_int, [ctypes.c_int, c_void_p, c_void_p]),
         "bpf_map_lookup_elem": (ctypes.c_int, [ctypes.c_int, c_void_p, c_void_p]),
+        "bpf_map_update_elem": (ctypes.c_int, [ctypes.c_int, c_void_p, c_void_p,
+                                               ctypes.c_uint64]),
         "bpf_map_lookup_batch": (ctypes.c_int, [ctypes.c_int, c_void_p, c_void_p, c_void_p,
                                                 c_void_p, ctypes.POINTER(ctypes.c_uint32),
                                                 c_void_p]),

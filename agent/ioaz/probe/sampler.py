@@ -1,11 +1,11 @@
 """Sampled probing: the bio-side programs attached for only part of every period.
 
 Why: on a fast device the probe's two programs per request cost ~4% of the I/O rate (README,
-Performance). A tracepoint with no program attached costs nothing, so the bio-side programs
-(block_bio_queue and the merge tracepoints) are attached for `fraction` of each period and
-detached for the rest. What they measure is a ratio or a distribution (sequentiality, merges per
-bio, the submitting processes, request sizes, latency percentiles), which a sample estimates;
-the counts (requests, bytes, time in queue) come exact from the kernel's own /proc/diskstats.
+Performance). A tracepoint with no program attached costs nothing, so the bio-side program
+(block_bio_queue) is attached for `fraction` of each period and detached for the rest. What
+the probe then measures is a ratio or a distribution (sequentiality, the submitting processes,
+request sizes, latency percentiles), which a sample estimates; the counts (requests, bytes,
+merges, time in queue) come exact from the kernel's own /proc/diskstats.
 
 One period, with the globals of bpf/ioaz.bpf.c:
 
@@ -20,6 +20,7 @@ whatever its latency, up to a period and a half in flight.
 """
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import threading
@@ -27,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import libbpf
 from .bpf_object import BpfObject
 
 log = logging.getLogger("ioaz.probe")
@@ -34,7 +36,15 @@ log = logging.getLogger("ioaz.probe")
 # ioazd's default: 200 ms of every second counted (250 ms attached with the warm-up). README's
 # Performance section has what it costs and what always-on costs.
 DEFAULT_FRACTION = 0.2
-BIO_SIDE = ("on_bio_queue", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_merge")
+# Toggled each period. The merge tracepoints stay detached when sampling: /proc/diskstats
+# counts merges exactly, and every attach or detach patches the kernel's text (on all CPUs).
+BIO_SIDE = ("on_bio_queue",)
+# Attached only in sampled periods: counts the requests each period starts.
+GETRQ = "on_getrq"
+# Attached while requests of a counted period may still complete; in a sampled period it is
+# detached as soon as they all have (a tracepoint's program costs ~1% here even when it returns
+# at once: README, Performance).
+COMPLETE = "on_rq_complete"
 U64_MAX = (1 << 64) - 1
 
 
@@ -85,6 +95,28 @@ def completed_requests(path: str = "/proc/diskstats") -> int:
     return total
 
 
+class SlotCounts:
+    """The requests each sampled period started and completed (map `slots`, per CPU)."""
+
+    def __init__(self, obj: BpfObject):
+        self.fd = obj.map_fd("slots")
+        self.ncpu = libbpf.check_int(libbpf.lib().libbpf_num_possible_cpus(), "possible CPUs")
+        self._buf = ctypes.create_string_buffer(16 * self.ncpu)
+
+    def reset(self, slot: int) -> None:
+        key = ctypes.c_uint32(slot)
+        zeros = ctypes.create_string_buffer(16 * self.ncpu)
+        libbpf.check_int(libbpf.lib().bpf_map_update_elem(self.fd, ctypes.byref(key), zeros, 0),
+                         f"reset slot {slot}")
+
+    def drained(self, slot: int) -> bool:
+        key = ctypes.c_uint32(slot)
+        libbpf.check_int(libbpf.lib().bpf_map_lookup_elem(self.fd, ctypes.byref(key),
+                                                          self._buf), f"read slot {slot}")
+        v = memoryview(self._buf.raw).cast("Q")
+        return sum(v[1::2]) >= sum(v[0::2])  # done >= started
+
+
 def set_always_on(obj: BpfObject) -> None:
     """Every bio counted, every completion recorded (the object's own defaults)."""
     obj.set_global("lat_from", 0, 0)
@@ -92,7 +124,9 @@ def set_always_on(obj: BpfObject) -> None:
     obj.set_global("lat_from", 0, 1)
     obj.set_global("lat_until", 0, 1)
     obj.set_global("counting", 1)
-    obj.attach(obj.program_names())
+    obj.set_global("track_slots", 0)
+    obj.attach([COMPLETE, *BIO_SIDE])
+    obj.detach([GETRQ])
 
 
 def set_paused(obj: BpfObject) -> None:
@@ -111,11 +145,14 @@ class Sampler:
 
     def __init__(self, obj: BpfObject, plan: SamplePlan,
                  clock: Callable[[], int] = time.monotonic_ns,
-                 requests: Callable[[], int] = completed_requests):
+                 requests: Callable[[], int] = completed_requests,
+                 slots: SlotCounts | None = None):
         self.obj, self.plan, self.clock, self.requests = obj, plan, clock, requests
+        self.slots = slots if slots is not None else SlotCounts(obj)
         self.error: str | None = None
         self.periods = 0
         self.full_periods = 0
+        self.drained_periods = 0   # sampled periods after which block_rq_complete rested
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ioaz-sampler", daemon=True)
 
@@ -151,6 +188,8 @@ class Sampler:
         slot = 0
         last_n, last_t = self.requests(), start
         warm_table = False   # bio-side programs attached since the last period
+        tracked = [False, False]  # the slot's requests were counted (a sampled period)
+        g("track_slots", 1)
         while not self._stop.is_set():
             t0 = start + self.periods * period
             n, now = self.requests(), self.clock()
@@ -161,15 +200,19 @@ class Sampler:
             if not warm_table and not self._wait_until(t0 + warm):
                 break
             # Open this slot's latency window; the other slot keeps the previous period's
-            # requests still in flight.
+            # requests still in flight. block_getrq first: a request it misses is one
+            # allocated before lat_from, which the slot does not hold either.
+            self.obj.attach([COMPLETE] if full else [COMPLETE, GETRQ])
             g("lat_until", 0, slot)
+            self.slots.reset(slot)
+            tracked[slot] = not full
             g("lat_from", self.clock(), slot)
             g("lat_until", U64_MAX, slot)
             g("counting", 1)
             stopping = not self._wait_until(t0 + period if full else t0 + warm + counted)
             if not full or stopping:
                 g("counting", 0)
-                self.obj.detach(BIO_SIDE)
+                self.obj.detach((*BIO_SIDE, GETRQ))
             g("lat_until", self.clock(), slot)
             warm_table = full and not stopping
             slot ^= 1
@@ -180,5 +223,21 @@ class Sampler:
             behind = (self.clock() - start) // period - self.periods
             if behind > 0:  # a stalled thread skips periods, never bursts to catch up
                 self.periods += behind
-            if not full and not self._wait_until(start + self.periods * period):
+            if full:
+                continue
+            next_t = start + self.periods * period
+            if tracked[0] and tracked[1] and self._drain(next_t):
+                self.obj.detach([COMPLETE])
+                self.drained_periods += 1
+            if not self._wait_until(next_t):
                 break
+
+    def _drain(self, until_ns: int) -> bool:
+        """Wait, polling ever less often, until every request of both periods has completed
+        (True), or until `until_ns` or stop() (False)."""
+        pause = 0.001
+        while not (self.slots.drained(0) and self.slots.drained(1)):
+            if self.clock() + pause * 1e9 >= until_ns or self._stop.wait(pause):
+                return False
+            pause = min(pause * 2, 0.05)
+        return True

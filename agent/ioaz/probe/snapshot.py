@@ -41,6 +41,9 @@ class DeviceSnapshot:
     # Bytes of the requests in size_hist: the completed bytes, unless the counts were replaced
     # by the kernel's exact ones while the histograms are a sample (bpf_source.py).
     hist_bytes: int | None = None
+    # Sampled probe: sequentiality, processes and histograms are a sample, the counts (requests,
+    # bytes, merges, time in queue) the kernel's exact ones.
+    sampled: bool = False
     procs: dict[int, int] | None = None   # tgid -> cumulative bios submitted
 
     def add(self, other: DeviceSnapshot) -> None:
