@@ -4,7 +4,7 @@ Top level:
     window_s: 1.0                  length of a window in seconds
     dry_run: false                 decide and log, never write to sysfs
     probe: auto                    auto (bpf, else /proc/diskstats) | bpf | diskstats
-    probe_sample: 0.2              share of each window the BPF probe counts when the disks
+    probe_sample: 0.1              share of each window the BPF probe counts when the disks
                                    are busy (1: every request; README, Performance)
     devices:
       include: ["*"]               /sys/block name globs to manage

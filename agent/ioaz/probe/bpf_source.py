@@ -38,6 +38,11 @@ def bucket_shift(tolerance: int) -> int:
     return max(1, (2 * tolerance - 1).bit_length())
 
 
+# Always on: every program but block_getrq, which only counts a sampled period's requests.
+ALWAYS_ON = ("on_bio_queue", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_merge",
+             "on_rq_complete")
+
+
 class BpfSource:
     """Cumulative per-device counters from the in-kernel probe."""
 
@@ -55,7 +60,7 @@ class BpfSource:
         self.obj = BpfObject(self.object_path,
                              {"seq_tolerance_sectors": seq_tolerance_sectors,
                               "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)},
-                             attach=["on_rq_complete"] if self.plan else None)
+                             attach=["on_rq_complete"] if self.plan else ALWAYS_ON)
         # Sampled, the merge programs are never attached: diskstats counts merges exactly.
         self.sampler: Sampler | None = None
         self._fds: dict[str, int] = {}
@@ -105,7 +110,7 @@ class BpfSource:
             self.obj.attach(["on_rq_complete"])
             self.sampler = Sampler(self.obj, self.plan).start()
         else:
-            self.obj.attach(self.obj.program_names())
+            self.obj.attach(ALWAYS_ON)
 
     def program_ids(self) -> dict[str, int]:
         return self.obj.program_ids()
