@@ -150,6 +150,10 @@ def test_class_does_not_depend_on_scheduler(probe, make_loop, rw, jobs):
     feats, _ = observe_during(probe, dev, fio_args(dev, rw=rw, jobs=jobs, seconds=6.5,
                                                    size_mb=SIZE_MB),
                               windows=6, on_window=switch)
-    classes = {str(f.workload_class) for f in feats}
-    assert len(classes) == 1 and None not in [f.workload_class for f in feats], \
+    # From the second window on: the first holds fio's start-up, and sampled its counted
+    # 0.1 s can fall before all 8 jobs have started (seen once: 1/random/write). Windows 2-6
+    # still run under every scheduler: bfq, kyber, none, mq-deadline, bfq.
+    steady = feats[1:]
+    classes = {str(f.workload_class) for f in steady}
+    assert len(classes) == 1 and None not in [f.workload_class for f in steady], \
         f"class changed with the scheduler ({used}): {[str(f.workload_class) for f in feats]}"
