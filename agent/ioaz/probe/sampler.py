@@ -13,10 +13,13 @@ One period, with the globals of bpf/ioaz.bpf.c:
              (stream table filled)   [lat_from, lat_until) of this slot
 
 The warm-up fills each CPU's stream table, so a stream's first bio after the gap is judged by
-the head its previous bio left, not called random for want of one. block_rq_complete stays
-attached (it must see requests that finish after the detach) and records a request only if it
-was submitted in one of the last two counted periods: an unbiased sample by submission time,
-whatever its latency, up to a period and a half in flight.
+the head its previous bio left, not called random for want of one. block_rq_complete (with
+block_getrq, which counts the requests a counted period starts) is attached when the counted
+part begins and records a request only if it was submitted in one of the last two counted
+periods: an unbiased sample by submission time, whatever its latency. It rests only once every
+request those periods started has completed (per-CPU slot counters), so none is missed. A
+period is full instead (every bio counted, nothing detached) while the machine's disks are
+quiet: see SamplePlan.full_below_iops.
 """
 from __future__ import annotations
 
