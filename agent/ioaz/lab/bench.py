@@ -89,12 +89,12 @@ def _fio_start(dev: str, seconds: float) -> subprocess.Popen:
 
 def _reads(dev: str) -> int:
     """Reads completed on `dev` so far (/proc/diskstats)."""
+    from ..probe.diskstats_source import parse_diskstats
     with open("/proc/diskstats") as f:
-        for line in f:
-            parts = line.split()
-            if parts[2] == dev:
-                return int(parts[3])
-    raise RuntimeError(f"{dev} is not in /proc/diskstats")
+        disk = parse_diskstats(f.read(), 0, {dev}).get(dev)
+    if disk is None:
+        raise RuntimeError(f"{dev} is not in /proc/diskstats")
+    return disk.completed[0]
 
 
 def _fio_cmd(dev: str, seconds: float) -> list[str]:

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from . import libbpf
 from .bpf_object import BpfObject
+from .diskstats_source import parse_diskstats
 
 log = logging.getLogger("ioaz.probe")
 
@@ -88,15 +89,10 @@ class SamplePlan:
 
 
 def completed_requests(path: str = "/proc/diskstats") -> int:
-    """Requests completed so far on all whole disks (partitions are inside their disk)."""
-    whole = set(os.listdir("/sys/block"))
-    total = 0
+    """Reads and writes completed so far on all whole disks (partitions are inside them)."""
     with open(path) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 8 and parts[2] in whole:
-                total += int(parts[3]) + int(parts[7])
-    return total
+        disks = parse_diskstats(f.read(), 0, set(os.listdir("/sys/block")))
+    return sum(d.completed[0] + d.completed[1] for d in disks.values())
 
 
 class SlotCounts:
