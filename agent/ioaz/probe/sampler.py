@@ -188,7 +188,15 @@ class Sampler:
         slot = 0
         last_n, last_t = self.requests(), start
         warm_table = False   # bio-side programs attached since the last period
-        tracked = [False, False]  # the slot's requests were counted (a sampled period)
+        # A slot is tracked while its requests are known by count (a sampled period), so
+        # the rest can wait for them. set_paused() closed both latency windows, so neither
+        # slot holds a request yet: zero counts make both tracked from the first period.
+        # (Left untracked, the first period could not rest, and a sampler started for a
+        # short while, as ioaz-lab bench's 1 s blocks do, would keep block_rq_complete
+        # attached the whole time.)
+        for s in (0, 1):
+            self.slots.reset(s)
+        tracked = [True, True]   # False after a full period: its requests were not counted
         g("track_slots", 1)
         while not self._stop.is_set():
             t0 = start + self.periods * period
