@@ -5,10 +5,12 @@ device that vanished is reported once and dropped, never fatal.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from .classify.classes import Thresholds, classify
 from .classify.features import compute_features
+from .classify.horizon import ProcessHorizon
 from .classify.types import WindowFeatures
 from .probe import Source
 from .probe import devices as sysblock
@@ -48,6 +50,7 @@ class Observer:
         self.fixed = list(devices) if devices is not None else None
         self.prev: Snapshot = {}
         self.watching: list[str] = []
+        self.horizons: dict[str, ProcessHorizon] = {}   # device -> its class's processes
 
     def _wanted(self) -> list[str]:
         if self.fixed is not None:
@@ -66,6 +69,21 @@ class Observer:
                 s.t_ns = t_ns
                 out[name] = s
         return out
+
+    def _horizon(self, name: str, window_s: float) -> ProcessHorizon:
+        h = self.horizons.get(name)
+        if h is None:
+            n = ProcessHorizon.windows_for(self.thresholds.process_horizon_s, window_s)
+            h = self.horizons[name] = ProcessHorizon(n, self.thresholds.min_process_share)
+        return h
+
+    def _alive(self, name: str, submitted: dict[int, int]) -> list[int]:
+        """Processes of the device's horizon silent this window that still exist (the
+        probe's key is the TGID, a /proc entry while the process lives)."""
+        h = self.horizons.get(name)
+        if h is None:
+            return []
+        return [p for p in h.pids() - set(submitted) if os.path.exists(f"/proc/{p}")]
 
     def start(self) -> list[str]:
         """Take the first snapshot; returns the devices watched."""
@@ -88,8 +106,13 @@ class Observer:
                 w.appeared.append(name)
                 continue  # first sight: its first window is the next one
             f = compute_features(old, snap, self.thresholds.min_process_share)
+            if f.processes is not None:
+                f.class_processes = self._horizon(name, f.window_s).add(
+                    f.process_bios, alive=self._alive(name, f.process_bios))
             f.workload_class = classify(f, self.thresholds)
             w.features.append(f)
+        for name in set(self.horizons) - set(cur):
+            del self.horizons[name]
         self.prev = cur
         self.watching = list(cur)
         return w

@@ -90,3 +90,29 @@ def test_the_closed_loop_settles_or_pays_for_its_cycle():
     assert got == pytest.approx([0.25, 0.25, 0.2])
     # a model that always says a settles there from anywhere: no loss
     assert _loop_losses(rows, ["a", "a", "a"], "mean", outs) == [0.0, 0.0, 0.0]
+
+
+def test_class_processes_column_is_optional_and_drives_derive_classes(tmp_path):
+    from ioaz.learn.derive import row_class
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    r = row("w16", "stream", 5.0, procs=5, seq=0.99)
+    assert row_class(r, t) == "4/sequential/read"   # one window's count under stream
+    r.features["class_processes"] = 16.0            # over the horizon: all 16 readers
+    assert row_class(r, t) == "16+/sequential/read"
+    path = tmp_path / "new.csv"
+    with DatasetWriter(path) as w:
+        w.write(r)
+    assert read_rows(path)[0].features["class_processes"] == 16.0
+    # a dataset written before the column existed still reads, and appends keep its columns
+    old = tmp_path / "old.csv"
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    drop = header.index("f_class_processes")
+    old.write_text("\n".join(",".join(c for i, c in enumerate(ln.split(",")) if i != drop)
+                             for ln in lines) + "\n")
+    assert read_rows(old)[0].features["class_processes"] is None
+    with DatasetWriter(old) as w:
+        w.write(row("w16", "cfq", 6.0, procs=16, seq=0.99))
+    rows = read_rows(old)
+    assert [x.candidate for x in rows] == ["stream", "cfq"]
+    assert "f_class_processes" not in old.read_text().splitlines()[0]

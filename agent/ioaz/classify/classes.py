@@ -28,6 +28,7 @@ class Thresholds:
     sequential_min_merge_ratio: float = 0.3
     read_min_read_ratio: float = 0.5
     min_requests: int = 10
+    process_horizon_s: float = 4.0
 
 
 def _mark(node: yaml.Node, path: str) -> str:
@@ -68,6 +69,12 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
             if not value["1"] < value["4"] < value["8"]:
                 raise ThresholdsError(f"{where}: process_buckets bounds must increase, got "
                                       f"{value!r}")
+        elif key == "process_horizon_s":
+            if not isinstance(value, (int, float)) or isinstance(value, bool) \
+                    or not 0 <= value <= 3600:
+                raise ThresholdsError(f"{where}: {key} must be a number of seconds from 0 to "
+                                      f"3600, got {value!r}")
+            value = float(value)
         elif key in ("min_requests",):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ThresholdsError(f"{where}: {key} must be a whole number >= 0, "
@@ -93,7 +100,9 @@ def classify(f: WindowFeatures, t: Thresholds) -> WorkloadClass | None:
     """The IOAZ class of a window, or None when there is too little I/O to judge."""
     if f.requests < t.min_requests:
         return None
-    if f.processes is not None:
+    if f.class_processes is not None:
+        procs = f.class_processes   # over the class horizon (horizon.py says why)
+    elif f.processes is not None:
         procs = f.processes
     else:
         # diskstats cannot see processes: a synchronous process keeps about one request in

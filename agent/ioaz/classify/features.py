@@ -13,6 +13,13 @@ def _ratio(num: float, den: float) -> float | None:
     return None if den <= 0 else max(0.0, min(1.0, num / den))
 
 
+def process_bios(new: dict[int, int] | None, old: dict[int, int] | None) -> dict[int, int]:
+    """Bios each process submitted in the window (those that submitted any)."""
+    old = old or {}
+    per = {t: delta(n, old.get(t, 0)) for t, n in (new or {}).items()}
+    return {t: n for t, n in per.items() if n > 0}
+
+
 def active_processes(new: dict[int, int] | None, old: dict[int, int] | None,
                      min_share: float) -> int | None:
     """Processes that submitted at least `min_share` of the window's bios.
@@ -22,8 +29,7 @@ def active_processes(new: dict[int, int] | None, old: dict[int, int] | None,
     """
     if new is None:
         return None
-    old = old or {}
-    per = {t: delta(n, old.get(t, 0)) for t, n in new.items()}
+    per = process_bios(new, old)
     total = sum(per.values())
     if total <= 0:
         return 0
@@ -90,4 +96,5 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         requests=data_reqs,
         latency_hist={i: n for i, n in enumerate(lat_hist) if n},
         size_hist={i: n for i, n in enumerate(size_hist) if n},
+        process_bios=process_bios(new.procs, old.procs),
     )

@@ -61,6 +61,10 @@ class WindowFeatures:
     workload_class: WorkloadClass | None = None
     # Not part of the observe line, but kept for metrics and the simulator:
     requests: int = 0
+    # The processes of the class: those that drove the device over the class horizon
+    # (classify/horizon.py), None when only this window's `processes` is known.
+    class_processes: int | None = None
+    process_bios: dict[int, int] = field(default_factory=dict)  # this window's bios per pid
     latency_hist: dict[int, int] = field(default_factory=dict)  # log2 ns bucket -> count
     size_hist: dict[int, int] = field(default_factory=dict)     # log2 bytes bucket -> count
 

@@ -24,10 +24,15 @@ from ..classify.types import WindowFeatures
 FEATURES = ("iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio", "seq_ratio",
             "processes", "avg_depth", "mean_size_bytes", "p50_latency_s", "p99_latency_s",
             "merge_ratio")
+# Read by ioaz's classifier only (derive's classes), not a model's input; optional in a file,
+# as datasets written before it have no such column.
+CLASS_FEATURES = ("class_processes",)
 OUTCOMES = ("throughput_mb_s", "proc_min_mb_s", "proc_max_mb_s", "proc_mean_mb_s",
             "p50_latency_s", "p99_latency_s", "requests")
 COLUMNS = (("device", "workload", "workload_class", "candidate", "policy", "scheduler", "knobs",
-            "rep", "seconds") + tuple(f"f_{n}" for n in FEATURES) + OUTCOMES)
+            "rep", "seconds") + tuple(f"f_{n}" for n in FEATURES) + OUTCOMES
+           + tuple(f"f_{n}" for n in CLASS_FEATURES))
+OPTIONAL_COLUMNS = tuple(f"f_{n}" for n in CLASS_FEATURES)
 
 # goal -> (outcome column, True when higher is better)
 GOAL_METRIC: dict[str, tuple[str, bool]] = {
@@ -72,7 +77,7 @@ class Row:
             "proc_max_mb_s": self.proc_max_mb_s, "proc_mean_mb_s": self.proc_mean_mb_s,
             "p50_latency_s": self.p50_latency_s, "p99_latency_s": self.p99_latency_s,
             "requests": self.requests}
-        for n in FEATURES:
+        for n in FEATURES + CLASS_FEATURES:
             d[f"f_{n}"] = self.features.get(n)
         return {k: _fmt(d[k]) for k in COLUMNS}
 
@@ -91,6 +96,7 @@ class Row:
         exactly as the daemon would read a window."""
         f = self.features
         proc = f.get("processes")
+        cproc = f.get("class_processes")
         return WindowFeatures(
             device=self.device or "dataset", window_s=1.0, iops=f.get("iops") or 0.0,
             read_bytes_per_s=f.get("read_bytes_per_s") or 0.0,
@@ -100,7 +106,8 @@ class Row:
             avg_depth=f.get("avg_depth"), mean_size_bytes=f.get("mean_size_bytes"),
             p50_latency_s=f.get("p50_latency_s"), p99_latency_s=f.get("p99_latency_s"),
             merge_ratio=f.get("merge_ratio"), source="dataset",
-            requests=max(self.requests, int(f.get("iops") or 0.0)))
+            requests=max(self.requests, int(f.get("iops") or 0.0)),
+            class_processes=None if cproc is None else int(round(cproc)))
 
 
 def _fmt(v: object) -> str:
@@ -120,7 +127,7 @@ def row_from_csv(d: dict[str, str]) -> Row:
         device=d["device"], workload=d["workload"], workload_class=d["workload_class"],
         candidate=d["candidate"], policy=d["policy"], scheduler=d["scheduler"],
         knobs=d["knobs"], rep=int(d["rep"]), seconds=float(d["seconds"]),
-        features={n: _num(d[f"f_{n}"]) for n in FEATURES},
+        features={n: _num(d.get(f"f_{n}") or "") for n in FEATURES + CLASS_FEATURES},
         throughput_mb_s=float(d["throughput_mb_s"]), proc_min_mb_s=float(d["proc_min_mb_s"]),
         proc_max_mb_s=float(d["proc_max_mb_s"]), proc_mean_mb_s=float(d["proc_mean_mb_s"]),
         p50_latency_s=_num(d["p50_latency_s"]), p99_latency_s=_num(d["p99_latency_s"]),
@@ -138,7 +145,8 @@ def read_rows(path: str | Path) -> list[Row]:
         reader = csv.DictReader(f)
         if reader.fieldnames is None:
             return []
-        missing = [c for c in COLUMNS if c not in reader.fieldnames]
+        missing = [c for c in COLUMNS
+                   if c not in reader.fieldnames and c not in OPTIONAL_COLUMNS]
         if missing:
             raise DatasetError(f"{path}: not an ioaz calibration dataset (missing columns "
                                f"{', '.join(missing)})")
@@ -165,8 +173,12 @@ class DatasetWriter:
         if self.path.exists() and self.path.stat().st_size > 0:
             _cut_partial_line(self.path)
             self.done = {r.key for r in read_rows(self.path)}
+            with open(self.path, newline="") as f:
+                header = next(csv.reader(f))
+            # appended rows keep the file's own columns (one written before an optional
+            # column existed goes on without it)
             self.f = open(self.path, "a", newline="")
-            self.w = csv.DictWriter(self.f, fieldnames=COLUMNS)
+            self.w = csv.DictWriter(self.f, fieldnames=header, extrasaction="ignore")
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.f = open(self.path, "w", newline="")

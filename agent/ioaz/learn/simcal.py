@@ -5,11 +5,13 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from ..classify.classes import Thresholds
+from ..classify.horizon import fill_class_processes
 from ..classify.types import WindowFeatures
 from ..sim.devices import Device, load_device
 from ..sim.engine import simulate
 from ..sim.workloads import Phase, ProcSpec, Workload
-from .dataset import FEATURES, Row
+from .dataset import CLASS_FEATURES, FEATURES, Row
 from .grid import WorkSpec
 
 # Every policy of decision_matrices/policies.yaml the simulator implements, and its scheduler
@@ -31,13 +33,16 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
 
 def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
     """One value per feature for a run: the median over its windows, the first one left out
-    (it holds the start-up transient) when there are more than two."""
+    (it holds the start-up transient) when there are more than two. Also the class's process
+    count over the horizon (CLASS_FEATURES), which ioaz's classifier reads, not a model."""
+    t = Thresholds()
+    fill_class_processes(windows, t.process_horizon_s, t.min_process_share)
     ws = windows[1:] if len(windows) > 2 else windows
     # windows where nothing completed say nothing about the workload (a stalled scheduler:
     # the sim's kyber on one 8-deep sequential reader completes 16 requests, then none)
     ws = [w for w in ws if w.requests > 0] or [w for w in windows if w.requests > 0] or ws
     out: dict[str, float | None] = {}
-    for name in FEATURES:
+    for name in FEATURES + CLASS_FEATURES:
         vals = [getattr(w, name) for w in ws]
         vals = [float(v) for v in vals if v is not None]
         out[name] = statistics.median(vals) if vals else None

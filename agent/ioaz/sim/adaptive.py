@@ -2,9 +2,10 @@
 
 `agent_chooser()` returns a `chooser(features) -> scheduler name or None` that does per window
 what ioazd does per device: classify the window (ioaz.classify), then decide.step with the
-configured matrices, damping (hysteresis, dwell, cooldown, budget) and goal. The policy it picks
-is the simulator scheduler of the same name (policies are the papers' algorithms, and the
-simulator has them all).
+configured matrices (or a trained model first, as ioazd's `classifier: {type: model}`),
+damping (hysteresis, dwell, cooldown, budget) and goal. The policy it picks is the simulator
+scheduler of the same name (policies are the papers' algorithms, and the simulator has them
+all).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ioaz.classify.horizon import ProcessHorizon
 from ioaz.classify.types import WindowFeatures
 from ioaz.sim.schedulers import SCHEDULERS
 
@@ -24,14 +26,21 @@ class AgentChooser:
 
     def __init__(self, goal: str | None = None, rotational: bool = True,
                  size_bytes: int | None = None, device: str = "sim0",
-                 config: Any = None, start_policy: str | None = None) -> None:
+                 config: Any = None, start_policy: str | None = None,
+                 model: Any = None, min_confidence: float = 0.6) -> None:
         from ioaz.classify.classes import Thresholds, classify
         from ioaz.decide import DeviceInfo, MatrixVerdicts, initial_state, load_context, set_goal
 
         self._classify = classify
         self.thresholds = Thresholds()
+        self.horizon: ProcessHorizon | None = None   # made at the first window (its length)
         self.ctx = load_context(config)
-        self.provider = MatrixVerdicts(self.ctx.config.matrix_rules, self.ctx.matrices)
+        self.provider: Any = MatrixVerdicts(self.ctx.config.matrix_rules, self.ctx.matrices)
+        if model is not None:
+            # as ioazd's `classifier: {type: model}`: the model first, the matrices below
+            # its confidence
+            from ioaz.learn.verdicts import ModelVerdicts
+            self.provider = ModelVerdicts(model, self.provider, min_confidence)
         state = initial_state(DeviceInfo(device, rotational=rotational, size_bytes=size_bytes))
         if goal is not None:
             state = set_goal(state, goal)
@@ -47,6 +56,13 @@ class AgentChooser:
         from ioaz.decide import step
 
         self.now += f.window_s
+        if self.horizon is None:
+            t = self.thresholds
+            self.horizon = ProcessHorizon(
+                ProcessHorizon.windows_for(t.process_horizon_s, f.window_s),
+                t.min_process_share)
+        # as ioaz.observe does: the class counts the processes over the horizon
+        f.class_processes = self.horizon.add(f.process_bios)
         f.workload_class = self._classify(f, self.thresholds)
         d = step(f, self.state, self.ctx.config, self.provider, self.now, self.ctx.policies)
         self.decisions.append(d)

@@ -153,6 +153,7 @@ class Simulator:
         self.now = 0.0
         self.wake_at = -1.0
         self.procs: dict[int, SimProcess] = {}
+        self.finished_pids: set[int] = set()   # processes of this phase that ended early
         self.all_procs: list[SimProcess] = []
         self.phase_idx = -1
         self.live = 0                   # processes of the current phase not yet finished
@@ -399,7 +400,17 @@ class Simulator:
             mean_size_bytes=(w.rbytes + w.wbytes) / done if done else None,
             p50_latency_s=percentile(lat, 0.50), p99_latency_s=percentile(lat, 0.99),
             merge_ratio=w.merges / w.bios if w.bios else None,
-            source="sim", requests=done, latency_hist=w.lat_hist, size_hist=w.size_hist)
+            source="sim", requests=done, latency_hist=w.lat_hist, size_hist=w.size_hist,
+            process_bios=self._process_bios(w.pids))
+
+    def _process_bios(self, submitted: dict[int, int]) -> dict[int, int]:
+        """This window's bios per process, 0 for a live process that submitted none (what
+        the class horizon needs to tell a blocked reader from one that exited)."""
+        out = dict(submitted)
+        for pid in self.procs:
+            if pid not in out and pid not in self.finished_pids:
+                out[pid] = 0
+        return out
 
     def _window(self, now: float, _: Any) -> None:
         f = self.features(now, self.window_s)
@@ -424,6 +435,7 @@ class Simulator:
             return
         ph = self.workload.phases[idx]
         self.procs = {}
+        self.finished_pids = set()
         self.live = len(ph.procs)
         news = []
         for spec in ph.procs:
@@ -440,6 +452,7 @@ class Simulator:
     def process_finished(self, p: Process) -> None:
         if p.pid not in self.procs or p.stopped:
             return
+        self.finished_pids.add(p.pid)
         self.live -= 1
         ph = self.workload.phases[self.phase_idx]
         if self.live == 0 and ph.duration_s is None:

@@ -1,0 +1,68 @@
+"""The processes that drive a device over a few windows: the process count of its class.
+
+Why not one window's count: a scheduler that serves one stream for a long slice (stream,
+anticipatory, cfq's idling) leaves the other readers blocked, submitting nothing, for most of
+a window. Under stream, a window of 16 sequential readers on the simulator's wd500 disk
+counted 5 of them, which put the workload in the 4-process class and kept stream in force
+(README, Known limits). How many processes drive a disk is a property of the workload, not of
+who the scheduler serves this second, so the class counts the processes that submitted over
+the last `process_horizon_s` (thresholds.yaml) and are still alive: a process that exited
+leaves the count at once, so a phase change is not held back by the processes of the last.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from .types import WindowFeatures
+
+
+class ProcessHorizon:
+    """One device's per-window bios by process over the last `windows` windows."""
+
+    def __init__(self, windows: int, min_share: float):
+        if windows < 1:
+            raise ValueError(f"process horizon of {windows} windows: expected at least 1")
+        self.recent: deque[dict[int, int]] = deque(maxlen=windows)
+        self.min_share = min_share
+
+    def pids(self) -> set[int]:
+        """Every process that submitted in the horizon (whose liveness the next add needs)."""
+        return {p for w in self.recent for p, n in w.items() if n > 0}
+
+    def add(self, window_bios: dict[int, int], alive: Iterable[int] = ()) -> int:
+        """Add one window and return the horizon's process count.
+
+        window_bios: this window's bios per process; a process listed with 0 is alive but
+        idle (the simulator lists every live process). alive: more processes of the horizon
+        that submitted nothing this window but still exist (ioaz.observe checks /proc for
+        them). Any other process of the horizon has exited and is not counted. A process
+        counts when it submitted at least min_share of the bios the live processes submitted
+        over the horizon, as one window's count does (features.active_processes)."""
+        self.recent.append({p: n for p, n in window_bios.items() if n > 0})
+        live = set(window_bios) | set(alive)
+        total: dict[int, int] = {}
+        for w in self.recent:
+            for p, n in w.items():
+                if p in live:
+                    total[p] = total.get(p, 0) + n
+        bios = sum(total.values())
+        return sum(1 for n in total.values() if n > 0 and n >= self.min_share * bios)
+
+    @staticmethod
+    def windows_for(horizon_s: float, window_s: float) -> int:
+        """How many windows of window_s make a horizon of horizon_s (at least one)."""
+        return max(1, round(horizon_s / window_s)) if window_s > 0 else 1
+
+
+def fill_class_processes(windows: list[WindowFeatures], horizon_s: float,
+                         min_share: float) -> None:
+    """Set class_processes on a run's windows, in order, where the source left it unset (the
+    simulator's windows; ioaz.observe sets it itself): what the agent would have counted."""
+    h: ProcessHorizon | None = None
+    for w in windows:
+        if w.class_processes is not None or w.processes is None:
+            continue
+        if h is None:
+            h = ProcessHorizon(ProcessHorizon.windows_for(horizon_s, w.window_s), min_share)
+        w.class_processes = h.add(w.process_bios)

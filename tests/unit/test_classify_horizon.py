@@ -1,0 +1,119 @@
+"""The class's process count over a horizon of windows (ioaz.classify.horizon): a reader the
+scheduler keeps waiting still counts, one that exited does not, and the Observer and the
+simulator's agent both classify by it. Against the real probe and fio:
+tests/integration/test_probe_fio.py."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+from ioaz.classify.classes import Thresholds, ThresholdsError, classify, load_thresholds
+from ioaz.classify.horizon import ProcessHorizon
+from ioaz.observe import Observer
+from test_features import FakeSource, snap
+
+
+def test_readers_served_in_turn_count_over_the_horizon():
+    # 16 readers, a scheduler serving 5 of them each window (as stream did on wd500)
+    h = ProcessHorizon(windows=4, min_share=0.02)
+    counts = []
+    for w in range(6):
+        served = {(w * 5 + i) % 16: 100 for i in range(5)}
+        counts.append(h.add(served, alive=set(range(16)) - set(served)))
+    assert counts[0] == 5
+    assert counts[3:] == [16, 16, 16]   # four windows of 5 cover all 16
+
+
+def test_an_exited_process_leaves_at_once():
+    h = ProcessHorizon(windows=4, min_share=0.02)
+    for _ in range(3):
+        h.add({p: 100 for p in range(16)})
+    # a new phase: 16 readers gone, 4 new ones (other pids); none of the old is alive
+    assert h.add({p: 100 for p in range(100, 104)}) == 4
+    # an idle but living process listed with 0 (the simulator's way) keeps counting
+    h2 = ProcessHorizon(windows=3, min_share=0.02)
+    h2.add({1: 50, 2: 50})
+    assert h2.add({1: 100, 2: 0}) == 2
+    assert h2.add({1: 100}) == 1   # 2 neither submitted nor is alive: exited
+
+
+def test_a_process_that_touched_the_disk_once_does_not_count():
+    h = ProcessHorizon(windows=4, min_share=0.02)
+    h.add({1: 1000, 2: 1000, 3: 5})
+    assert h.add({1: 1000, 2: 1000}, alive={3}) == 2   # 5 of 4005 bios: under 2%
+    assert h.pids() == {1, 2, 3}
+
+
+def test_horizon_length_in_windows():
+    assert ProcessHorizon.windows_for(4, 1.0) == 4
+    assert ProcessHorizon.windows_for(4, 0.5) == 8
+    assert ProcessHorizon.windows_for(0, 1.0) == 1   # 0: one window's count
+    with pytest.raises(ValueError, match="at least 1"):
+        ProcessHorizon(0, 0.02)
+
+
+def test_class_uses_the_horizon_count():
+    from ioaz.classify.types import WindowFeatures
+    f = WindowFeatures(device="sdx", window_s=1, iops=100, read_bytes_per_s=4e5,
+                       write_bytes_per_s=0, read_ratio=1, seq_ratio=0.95, processes=5,
+                       avg_depth=5, mean_size_bytes=4096, p50_latency_s=None,
+                       p99_latency_s=None, merge_ratio=0, requests=100)
+    assert str(classify(f, Thresholds())) == "4/sequential/read"
+    f.class_processes = 16
+    assert str(classify(f, Thresholds())) == "16+/sequential/read"
+
+
+def test_thresholds_horizon_is_checked(tmp_path):
+    p = tmp_path / "t.yaml"
+    p.write_text("min_requests: 10\nprocess_horizon_s: -1\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:2: process_horizon_s .* seconds"):
+        load_thresholds(p)
+    assert load_thresholds().process_horizon_s == 4   # the shipped file
+
+
+def test_observer_counts_a_silent_living_process(monkeypatch):
+    from ioaz.probe import devices
+    monkeypatch.setattr(devices, "exists", lambda n, *a: True)
+    monkeypatch.setattr(devices, "devt_of", lambda n, *a: (8, 0))
+    # Two real processes: this one, and a child that exits before the last window.
+    child = subprocess.Popen(["sleep", "60"])
+    me = os.getpid()
+    try:
+        # window 1: both submit; window 2: only this process does (the child blocked);
+        # window 3: the child has exited
+        snaps = [snap(10, bios=0, procs={}),
+                 snap(11, reads=200, bios=200, seq=200, procs={me: 100, child.pid: 100}),
+                 snap(12, reads=400, bios=400, seq=400, procs={me: 300, child.pid: 100}),
+                 snap(13, reads=600, bios=600, seq=600, procs={me: 500, child.pid: 100})]
+        obs = Observer(FakeSource([{"sdx": s} for s in snaps]), Thresholds(), ["sdx"])
+        obs.start()
+        w1, w2 = obs.step().features[0], obs.step().features[0]
+        assert (w1.processes, w1.class_processes) == (2, 2)
+        assert (w2.processes, w2.class_processes) == (1, 2)   # silent but alive: counted
+        child.kill()
+        child.wait()
+        w3 = obs.step().features[0]
+        assert (w3.processes, w3.class_processes) == (1, 1)   # exited: gone at once
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_simulated_windows_get_the_agents_count():
+    # what calibration stores for derive: the count the agent in the loop would have made
+    from ioaz.classify.horizon import fill_class_processes
+    from ioaz.classify.types import WindowFeatures
+
+    def win(served: dict[int, int]) -> WindowFeatures:
+        return WindowFeatures(device="sim0", window_s=1, iops=1, read_bytes_per_s=0,
+                              write_bytes_per_s=0, read_ratio=1, seq_ratio=1,
+                              processes=sum(1 for n in served.values() if n), avg_depth=1,
+                              mean_size_bytes=4096, p50_latency_s=None, p99_latency_s=None,
+                              merge_ratio=0, process_bios=served)
+
+    # the simulator lists every live process, 0 for one that submitted nothing
+    ws = [win({p: (100 if (p - w) % 4 == 0 else 0) for p in range(8)}) for w in range(5)]
+    fill_class_processes(ws, horizon_s=4, min_share=0.02)
+    assert [w.processes for w in ws] == [2, 2, 2, 2, 2]
+    assert [w.class_processes for w in ws] == [2, 4, 6, 8, 8]
