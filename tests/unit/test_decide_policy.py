@@ -42,7 +42,7 @@ RND8 = "8/random/read"
 WR1 = "1/random/write"
 
 QUICK = DecideConfig(hysteresis_windows=3, min_dwell_s=0, cooldown_s=0,
-                     max_switches_per_hour=100)
+                     max_switches_per_hour=100, return_hold_s=0)
 
 
 def feats(cls: str | None, iops: float = 500.0, requests: int | None = None,
@@ -129,6 +129,41 @@ def test_budget_caps_switches_per_sliding_hour() -> None:
     # An hour after the first switch there is room again.
     later = run([RND8], cfg, state=ds[-1].state, t0=1000.0 + 3600.0)
     assert later[0].switch
+
+
+class Flip:
+    """A verdict that depends on the scheduler in force, as a model's can: under one
+    policy the features look like the other's workload."""
+
+    def __init__(self, a: str, b: str) -> None:
+        self.a, self.b = a, b
+        self.current: str | None = None
+
+    def verdict(self, features, device, goal):  # type: ignore[no-untyped-def]
+        from ioaz.decide.verdict import Verdict
+        want = self.b if self.current == self.a else self.a
+        return Verdict(want, "model:flip", goal, f"flip says {want}")
+
+
+def test_a_return_for_the_same_class_waits_but_a_new_class_does_not() -> None:
+    cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=5, return_hold_s=60)
+    flip = Flip("cfq", "scan")
+    state = initial_state(HDD)
+    ds = []
+    for i in range(80):
+        d = step(feats(RND8), state, cfg, flip, 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+        flip.current = state.policy
+    # cfq at once, scan after the dwell, then the return to cfq held for 60 s, not every 5 s
+    assert [(d.now, d.policy) for d in switches(ds)] == [
+        (1000.0, "cfq"), (1005.0, "scan"), (1065.0, "cfq")]
+    held = ds[10]
+    assert held.reason == "return" and "left 5 s ago for this same class" in held.text
+    # the same return for another class (a new phase) is not held
+    flip.current = ds[6].state.policy
+    d = step(feats(SEQ1), ds[6].state, cfg, flip, 1011.0, CTX.policies)
+    assert d.switch and d.policy == "cfq"
 
 
 def test_zero_budget_means_observe_only() -> None:

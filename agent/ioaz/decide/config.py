@@ -43,6 +43,11 @@ class DecideConfig:
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0
     max_switches_per_hour: int = 12
+    # A switch back to the policy just left, for the same class that made ioaz leave it, waits
+    # this long: with a model (whose verdict reads the features, which the scheduler itself
+    # shapes) two policies can each make the other look better and alternate every dwell.
+    # A change of class (a new phase) is not held.
+    return_hold_s: float = 600.0
     # Too little to judge: below idle_iops the device is idle; below min_requests in a
     # window the class is noise.
     idle_iops: float = 1.0
@@ -96,6 +101,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         min_dwell_s=float(d.get("min_dwell_s", defaults.min_dwell_s)),
         cooldown_s=float(d.get("cooldown_s", defaults.cooldown_s)),
         max_switches_per_hour=d.get("max_switches_per_hour", defaults.max_switches_per_hour),
+        return_hold_s=float(d.get("return_hold_s", defaults.return_hold_s)),
         idle_iops=float(d.get("idle_iops", defaults.idle_iops)),
         min_requests=d.get("min_requests", defaults.min_requests),
         matrix_rules=rules,
