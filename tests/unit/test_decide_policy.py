@@ -145,7 +145,7 @@ class Flip:
         return Verdict(want, "model:flip", goal, f"flip says {want}")
 
 
-def test_a_return_for_the_same_class_waits_but_a_new_class_does_not() -> None:
+def test_a_flip_flop_waits_but_one_return_does_not() -> None:
     cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=5, return_hold_s=60)
     flip = Flip("cfq", "scan")
     state = initial_state(HDD)
@@ -155,15 +155,16 @@ def test_a_return_for_the_same_class_waits_but_a_new_class_does_not() -> None:
         ds.append(d)
         state = d.state
         flip.current = state.policy
-    # cfq at once, scan after the dwell, then the return to cfq held for 60 s, not every 5 s
+    # cfq at once, scan after the dwell, back to cfq after another (one return is allowed:
+    # a phase may come back), then scan again only 60 s after that return
     assert [(d.now, d.policy) for d in switches(ds)] == [
-        (1000.0, "cfq"), (1005.0, "scan"), (1065.0, "cfq")]
-    held = ds[10]
-    assert held.reason == "return" and "left 5 s ago for this same class" in held.text
-    # the same return for another class (a new phase) is not held
-    flip.current = ds[6].state.policy
-    d = step(feats(SEQ1), ds[6].state, cfg, flip, 1011.0, CTX.policies)
-    assert d.switch and d.policy == "cfq"
+        (1000.0, "cfq"), (1005.0, "scan"), (1010.0, "cfq"), (1070.0, "scan")]
+    held = ds[15]
+    assert held.reason == "flip_flop" and "cfq -> scan -> cfq, the return 5 s ago" in held.text
+    # a third policy is not held
+    d = step(feats(SEQ1), ds[15].state, replace(cfg, hysteresis_windows=1), PROVIDER, 1015.0,
+             CTX.policies)
+    assert d.switch and d.policy not in ("cfq", "scan")
 
 
 def test_zero_budget_means_observe_only() -> None:

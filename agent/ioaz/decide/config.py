@@ -43,10 +43,9 @@ class DecideConfig:
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0
     max_switches_per_hour: int = 12
-    # A switch back to the policy just left, for the same class that made ioaz leave it, waits
-    # this long: with a model (whose verdict reads the features, which the scheduler itself
-    # shapes) two policies can each make the other look better and alternate every dwell.
-    # A change of class (a new phase) is not held.
+    # After A -> B -> A, a switch to B again waits until this long after the return: a
+    # verdict that reads features the scheduler itself shapes (a model's) can want B under A
+    # and A under B, and would alternate them every dwell until the budget is spent.
     return_hold_s: float = 600.0
     # Too little to judge: below idle_iops the device is idle; below min_requests in a
     # window the class is noise.

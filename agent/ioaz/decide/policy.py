@@ -10,8 +10,8 @@ decides whether acting on it now is wise:
   cooldown               a window right after a switch measures the switch, not the workload
   hysteresis             the same verdict in N consecutive judged windows
   dwell                  a minimum time on a scheduler before leaving it
-  return                 back to the policy just left, for the class that made ioaz leave
-                         it: only after return_hold_s (a model can cycle between two)
+  flip_flop              after A -> B -> A, B again only return_hold_s after the return
+                         (a verdict the scheduler itself shapes can cycle)
   budget                 at most K automatic switches per sliding hour
 """
 from __future__ import annotations
@@ -57,8 +57,8 @@ class DeviceState:
     streak: int = 0                       # ... in this many consecutive judged windows
     last_switch: float | None = None   # for the cooldown
     switches: tuple[float, ...] = ()      # switch times within the last hour (budget)
-    left: str | None = None            # the policy the last switch left ...
-    left_for: str | None = None        # ... and the class of the window that made it
+    # the last two automatic switches, (time, from, to), oldest first (flip-flop guard)
+    history: tuple[tuple[float, str | None, str], ...] = ()
     available: tuple[str, ...] = ()       # queue/scheduler choices; () = unknown
     note: str = ""                        # why the mode is what it is (manual, pin)
 
@@ -184,13 +184,11 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", "dwell",
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
                    f"(< {config.min_dwell_s:g} s)", state2, verdict)
-    cls = str(features.workload_class) if features.workload_class else None
-    if wanted == state.left and cls == state.left_for and state.since is not None \
-            and now - state.since < config.return_hold_s:
-        return out("hold", "return",
-                   f"{verdict.text}; {wanted} was left {now - state.since:.0f} s ago for this "
-                   f"same class ({cls}): a return waits {config.return_hold_s:g} s, or a "
-                   "change of class", state2, verdict)
+    if _flip_flop(state, wanted, now, config.return_hold_s):
+        (_, a, b), (t1, _, _) = state.history
+        return out("hold", "flip_flop",
+                   f"{verdict.text}; {a} -> {b} -> {a}, the return {now - t1:.0f} s ago: "
+                   f"{b} again only {config.return_hold_s:g} s after it", state2, verdict)
     if len(state.switches) >= config.max_switches_per_hour:
         return out("hold", "budget",
                    f"{verdict.text}; switch budget spent ({len(state.switches)} of "
@@ -200,13 +198,24 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", "unavailable", f"{verdict.text}; {res.reason}", state2, verdict, res)
     text = verdict.text + (f"; {res.reason}" if res is not None and res.fell_back else "")
     return out("switch", verdict.provider.split(":")[0], text,
-               _switched(state, wanted, now, cls), verdict, res)
+               _switched(state, wanted, now, auto=True), verdict, res)
 
 
-def _switched(state: DeviceState, policy: str, now: float,
-              for_class: str | None = None) -> DeviceState:
+def _flip_flop(state: DeviceState, wanted: str, now: float, hold_s: float) -> bool:
+    """True when the last two switches went A -> B -> A, `wanted` is B again, and the return
+    to A is less than hold_s ago. One return is a phase coming back; going again is a cycle
+    (a model whose verdict reads features that each scheduler shapes differently can want
+    B under A and A under B)."""
+    if len(state.history) < 2:
+        return False
+    (_, a, b), (t1, b2, a2) = state.history
+    return a == a2 and b == b2 and wanted == b and state.policy == a and now - t1 < hold_s
+
+
+def _switched(state: DeviceState, policy: str, now: float, auto: bool = False) -> DeviceState:
+    history = (state.history + ((now, state.policy, policy),))[-2:] if auto else ()
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
-                   switches=state.switches + (now,), left=state.policy, left_for=for_class)
+                   switches=state.switches + (now,), history=history)
 
 
 # -- what the administrator and the daemon do to a state (pure too) --------------------------
