@@ -549,19 +549,43 @@ def _metric(r: SimResult, goal: str) -> float:
     return float(getattr(r, GOAL_METRIC[goal]))
 
 
-def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
+# goals the adaptive part judges (mixes) and the trace replay's (throughput, latency)
+ADAPTIVE_GOALS = ("throughput", "mean", "min", "latency")
+
+
+def agent_variants(o: Opts) -> dict[str, dict[str, Any]]:
+    """The agents compared: name -> AgentChooser settings. `ioaz`: the shipped matrices;
+    `ioaz-calibrated`: matrices measured on the device (sim/matrices); `ioaz-model`: a model
+    trained on the device (report_models; full runs only, its training takes minutes)."""
+    variants: dict[str, dict[str, Any]] = {"ioaz": {}}
+    cal = calibrated_config()
+    if cal is not None:
+        variants["ioaz-calibrated"] = {"config": cal}
+        if not o.quick:
+            from .report_models import trained_models
+            variants["ioaz-model"] = {"config": cal, "models": trained_models(ADAPTIVE_GOALS)}
+    return variants
+
+
+def _agent(settings: dict[str, Any], goal: str, config: Any = None) -> Any:
+    """An AgentChooser for one variant and goal, starting from START; `config` replaces the
+    variant's DecideConfig (the hysteresis sweep)."""
     from ioaz.sim.adaptive import AgentChooser
 
+    d0 = load_device(ADAPTIVE_DEVICE)
+    return AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512, start_policy=START,
+                        config=config if config is not None else settings.get("config"),
+                        model=settings.get("models", {}).get(goal))
+
+
+def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
     dev = ADAPTIVE_DEVICE
     statics = ["fcfs", "deadline", "anticipatory", "cfq", "vr", "stream"] if o.quick else \
         ["fcfs", "noop", "deadline", "anticipatory", "cfq", "vr", "sstf", "scan", "stream",
          "kyber"]
     mixes = [("phases", 10.0)] if o.quick else \
         [("phases", 10.0), ("phases", 60.0), ("phases-office", 60.0), ("phases-contrast", 20.0)]
-    variants: dict[str, Any] = {"ioaz": None}
-    cal = calibrated_config()
-    if cal is not None:
-        variants["ioaz-calibrated"] = cal
+    variants = agent_variants(o)
     out: dict[str, Any] = {"device": dev, "start": START, "mixes": [],
                            "variants": list(variants)}
     for mix, phase_s in mixes:
@@ -580,12 +604,10 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
         for goal in goals:
             runs_ad: dict[str, tuple[SimResult, Any]] = {}
             runs_ss: dict[str, tuple[SimResult, Any]] = {}
-            for variant, cfg in variants.items():
+            for variant in variants:
                 for into, w in ((runs_ad, _mix(mix, phase_s)),
                                 (runs_ss, repeated(_mix(mix, phase_s)))):
-                    d0 = load_device(dev)
-                    ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512,
-                                      start_policy=START, config=cfg)
+                    ch = _agent(variants[variant], goal)
                     r = run_sim(dev, START, w, chooser=ch, keep_windows=True)
                     into[variant] = (r, ch)
             ad, ch = runs_ad["ioaz"]
@@ -623,9 +645,9 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
             if goal == "throughput" and mix == mixes[-1][0] and phase_s == mixes[-1][1]:
                 _timeline(out, {v: r for v, (r, _) in runs_ad.items()}, whole[best], best, mix,
                           phase_s)
-    out["trace"] = _trace_runs(o, statics)
+    out["trace"] = _trace_runs(o, statics, variants)
     if not o.quick:
-        out["hysteresis"] = _hysteresis_sweep(out)
+        out["hysteresis"] = _hysteresis_sweep(out, variants)
     rep.data["adaptive"] = out
     for m in out["mixes"]:
         cal = m.get("ioaz-calibrated")
@@ -737,14 +759,14 @@ def _timeline(out: dict[str, Any], agents: dict[str, SimResult], st: SimResult, 
                                  "default agent's switches")
 
 
-def _hysteresis_sweep(out: dict[str, Any]) -> list[dict[str, Any]]:
+def _hysteresis_sweep(out: dict[str, Any],
+                      variants: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """What the reaction delay costs: the `phases` mix with 10 s phases under 1, 2 and 3 (the
     default) hysteresis windows, other damping as shipped. A sensitivity reading, not a
     setting: the defaults are not changed from it."""
     from dataclasses import replace as dc_replace
 
     from ioaz.decide.config import DecideConfig
-    from ioaz.sim.adaptive import AgentChooser
 
     ref = next((m for m in out["mixes"] if m["mix"] == "phases" and m["phase_s"] == 10.0
                 and m["goal"] == "throughput"), None)
@@ -752,12 +774,10 @@ def _hysteresis_sweep(out: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     rows = []
     for variant in out["variants"]:
-        base = calibrated_config() if variant == "ioaz-calibrated" else DecideConfig()
+        base = variants[variant].get("config") or DecideConfig()
         for h in (1, 2, 3):
-            cfg = dc_replace(base, hysteresis_windows=h)
-            d0 = load_device(ADAPTIVE_DEVICE)
-            ch = AgentChooser(goal="throughput", size_bytes=d0.capacity_sectors * 512,
-                              start_policy=START, config=cfg)
+            ch = _agent(variants[variant], "throughput",
+                        config=dc_replace(base, hysteresis_windows=h))
             r = run_sim(ADAPTIVE_DEVICE, START, _mix("phases", 10.0), chooser=ch)
             rows.append({"agent": variant, "hysteresis_windows": h,
                          "mb_s": r.throughput_mb_s, "switches": len(r.switches),
@@ -766,11 +786,10 @@ def _hysteresis_sweep(out: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _trace_runs(o: Opts, statics: list[str]) -> dict[str, Any]:
+def _trace_runs(o: Opts, statics: list[str],
+                variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The recorded trace (tests/data/trace-phases-loop.csv, a fio run on a loop device)
     replayed open loop: every scheduler moves the same bytes, so the comparison is latency."""
-    from ioaz.sim.adaptive import AgentChooser
-
     if not TRACE.exists():
         return {"skipped": f"{TRACE} not found"}
     dev = ADAPTIVE_DEVICE
@@ -780,14 +799,8 @@ def _trace_runs(o: Opts, statics: list[str]) -> dict[str, Any]:
     for s, r in res.items():
         out["static"][s] = {"mb_s": r.throughput_mb_s, "p50_ms": (r.p50_latency_s or 0) * 1e3,
                             "p99_ms": (r.p99_latency_s or 0) * 1e3, "requests": r.requests}
-    for goal, variant in (("throughput", "ioaz"), ("latency", "ioaz"),
-                          ("throughput", "ioaz-calibrated"), ("latency", "ioaz-calibrated")):
-        cfg = calibrated_config() if variant == "ioaz-calibrated" else None
-        if variant == "ioaz-calibrated" and cfg is None:
-            continue
-        d0 = load_device(dev)
-        ch = AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512, start_policy=START,
-                          config=cfg)
+    for variant, goal in ((v, g) for v in variants for g in ("throughput", "latency")):
+        ch = _agent(variants[variant], goal)
         r = run_sim(dev, START, empty, chooser=ch, trace=TRACE)
         out["adaptive"][f"{variant}, {goal}"] = {"mb_s": r.throughput_mb_s,
                                  "p50_ms": (r.p50_latency_s or 0) * 1e3,
@@ -810,7 +823,7 @@ def _shortfall(variant: str, m: dict[str, Any], steady: bool = False) -> str | N
              and p["policy_value"] < (1 - TIE) * p["oracle_value"]]
     why = []
     if wrong:
-        why.append("its matrix's policy is not the model's best in "
+        why.append("the policy it chose is not the simulator's best in "
                    + ", ".join(f"'{p['phase']}' ({p['class']}: {p['policy_at_end']} "
                                f"{p['policy_value']:.2f} vs {p['oracle']} "
                                f"{p['oracle_value']:.2f}"
@@ -882,6 +895,18 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
              f"the static schedulers' runs of the same {PASSES} passes scored on the same pass, "
              "and the oracle there the best static scheduler per phase of that pass (in its own "
              "run, so no switch).")
+    sec.text("Agents: `ioaz` decides with the shipped matrices (IOAZ's tables, measured on "
+             "other disks); `ioaz-calibrated` with matrices measured on this model by IOAZ's "
+             "method (agent/ioaz/sim/matrices); `ioaz-model` with a model trained on this "
+             "model's calibration (ioazd's `classifier: {type: model}`, the calibrated matrices "
+             "below its confidence), trained without the grid's 16 IOAZ categories, of which "
+             "the mixes' other phases are made, so no phase was seen in training (par-read, "
+             "postmark and the database mix are not grid workloads, though the grid has "
+             "neighbours, such as 4 sequential 4 KiB readers 40 GB apart; "
+             "agent/ioaz/lab/report_models.py)."
+             if "ioaz-model" in out["variants"] else
+             "Agents: `ioaz` decides with the shipped matrices, `ioaz-calibrated` with matrices "
+             "measured on this model (the trained-model agent runs in the full report only).")
     rows: list[tuple[Any, ...]] = []
     for m in out["mixes"]:
         st = m["steady"]
