@@ -73,8 +73,7 @@ class Observer:
     def _horizon(self, name: str, window_s: float) -> ProcessHorizon:
         h = self.horizons.get(name)
         if h is None:
-            n = ProcessHorizon.windows_for(self.thresholds.process_horizon_s, window_s)
-            h = self.horizons[name] = ProcessHorizon(n, self.thresholds.min_process_share)
+            h = self.horizons[name] = ProcessHorizon.of(self.thresholds, window_s)
         return h
 
     def _alive(self, name: str, submitted: dict[int, int]) -> list[int]:

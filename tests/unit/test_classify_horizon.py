@@ -114,6 +114,6 @@ def test_simulated_windows_get_the_agents_count():
 
     # the simulator lists every live process, 0 for one that submitted nothing
     ws = [win({p: (100 if (p - w) % 4 == 0 else 0) for p in range(8)}) for w in range(5)]
-    fill_class_processes(ws, horizon_s=4, min_share=0.02)
+    fill_class_processes(ws, Thresholds(process_horizon_s=4, min_process_share=0.02))
     assert [w.processes for w in ws] == [2, 2, 2, 2, 2]
     assert [w.class_processes for w in ws] == [2, 4, 6, 8, 8]

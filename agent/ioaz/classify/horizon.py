@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
+from .classes import Thresholds
 from .types import WindowFeatures
 
 
@@ -49,14 +50,18 @@ class ProcessHorizon:
         bios = sum(total.values())
         return sum(1 for n in total.values() if n > 0 and n >= self.min_share * bios)
 
+    @classmethod
+    def of(cls, t: Thresholds, window_s: float) -> ProcessHorizon:
+        """The horizon thresholds.yaml asks for, in windows of window_s."""
+        return cls(cls.windows_for(t.process_horizon_s, window_s), t.min_process_share)
+
     @staticmethod
     def windows_for(horizon_s: float, window_s: float) -> int:
         """How many windows of window_s make a horizon of horizon_s (at least one)."""
         return max(1, round(horizon_s / window_s)) if window_s > 0 else 1
 
 
-def fill_class_processes(windows: list[WindowFeatures], horizon_s: float,
-                         min_share: float) -> None:
+def fill_class_processes(windows: list[WindowFeatures], t: Thresholds) -> None:
     """Set class_processes on a run's windows, in order, where the source left it unset (the
     simulator's windows; ioaz.observe sets it itself): what the agent would have counted."""
     h: ProcessHorizon | None = None
@@ -64,5 +69,5 @@ def fill_class_processes(windows: list[WindowFeatures], horizon_s: float,
         if w.class_processes is not None or w.processes is None:
             continue
         if h is None:
-            h = ProcessHorizon(ProcessHorizon.windows_for(horizon_s, w.window_s), min_share)
+            h = ProcessHorizon.of(t, w.window_s)
         w.class_processes = h.add(w.process_bios)

@@ -35,8 +35,7 @@ def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
     """One value per feature for a run: the median over its windows, the first one left out
     (it holds the start-up transient) when there are more than two. Also the class's process
     count over the horizon (CLASS_FEATURES), which ioaz's classifier reads, not a model."""
-    t = Thresholds()
-    fill_class_processes(windows, t.process_horizon_s, t.min_process_share)
+    fill_class_processes(windows, Thresholds())
     ws = windows[1:] if len(windows) > 2 else windows
     # windows where nothing completed say nothing about the workload (a stalled scheduler:
     # the sim's kyber on one 8-deep sequential reader completes 16 requests, then none)

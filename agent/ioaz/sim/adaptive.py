@@ -57,10 +57,7 @@ class AgentChooser:
 
         self.now += f.window_s
         if self.horizon is None:
-            t = self.thresholds
-            self.horizon = ProcessHorizon(
-                ProcessHorizon.windows_for(t.process_horizon_s, f.window_s),
-                t.min_process_share)
+            self.horizon = ProcessHorizon.of(self.thresholds, f.window_s)
         # as ioaz.observe does: the class counts the processes over the horizon
         f.class_processes = self.horizon.add(f.process_bios)
         f.workload_class = self._classify(f, self.thresholds)
