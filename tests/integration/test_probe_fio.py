@@ -154,6 +154,36 @@ def test_class_does_not_depend_on_scheduler(probe, make_loop, rw, jobs):
     # 0.1 s can fall before all 8 jobs have started (seen once: 1/random/write). Windows 2-6
     # still run under every scheduler: bfq, kyber, none, mq-deadline, bfq.
     steady = feats[1:]
-    classes = {str(f.workload_class) for f in steady}
+    classes = {f.workload_class.key() for f in steady if f.workload_class}
     assert len(classes) == 1 and None not in [f.workload_class for f in steady], \
-        f"class changed with the scheduler ({used}): {[str(f.workload_class) for f in feats]}"
+        f"class changed with the scheduler ({used}): " \
+        f"{[f.workload_class.key() if f.workload_class else None for f in feats]}"
+
+
+DEPTH_CASES = [
+    # (fio rw, jobs, ioengine, iodepth, bs, depth): psync waits for each request; io_uring and
+    # libaio keep iodepth requests in flight per job. Sequential 4 KiB at depth 8 merges into
+    # fewer requests, which the class must still see as deep.
+    ("randread", 4, "psync", 1, "4k", "shallow"),
+    ("read", 4, "psync", 1, "128k", "shallow"),
+    ("randread", 4, "io_uring", 32, "4k", "deep"),
+    ("write", 4, "libaio", 16, "4k", "deep"),
+]
+
+
+@pytest.mark.parametrize("rw,jobs,engine,iodepth,bs,want", DEPTH_CASES,
+                         ids=[f"{c[0]}-{c[1]}x{c[2]}-qd{c[3]}-{c[4]}" for c in DEPTH_CASES])
+def test_depth_per_process(probe, make_loop, rw, jobs, engine, iodepth, bs, want):
+    """The depth axis: one request in flight per process or several, with the process and
+    pattern parts of the class unchanged."""
+    dev = make_loop(SIZE_MB)
+    cmd = fio_args(dev, rw=rw, jobs=jobs, bs=bs, seconds=3.5, size_mb=SIZE_MB)
+    cmd = [a for a in cmd if not a.startswith("--ioengine=")] + [
+        f"--ioengine={engine}", f"--iodepth={iodepth}"]
+    feats, _ = observe_during(probe, dev, cmd, windows=3)
+    got = [f.workload_class.depth if f.workload_class else None for f in feats[1:]]
+    detail = [(f.avg_depth, f.merge_ratio, f.class_processes) for f in feats[1:]]
+    assert got == [want, want], f"{dev}: wanted {want}, got {got} (avg_depth, merge_ratio, " \
+                                f"class processes: {detail})"
+    assert all(f.workload_class and f.workload_class.processes == str(jobs)
+               for f in feats[1:]), [str(f.workload_class) for f in feats]

@@ -6,11 +6,13 @@ from ioaz.classify.classes import (
     Thresholds,
     ThresholdsError,
     classify,
+    depth_per_process,
     load_thresholds,
     process_bucket,
 )
 from ioaz.classify.counters import delta, log2_percentile
 from ioaz.classify.features import active_processes, compute_features
+from ioaz.classify.types import WindowFeatures, WorkloadClass
 from ioaz.observe import Observer
 from ioaz.probe.diskstats_source import parse_diskstats
 from ioaz.probe.layout import LAT_SLOTS, SIZE_SLOTS
@@ -118,6 +120,43 @@ def test_diskstats_parsing_and_fallback_features():
     assert f.p99_latency_s is None
     c = classify(f, Thresholds())
     assert c is not None and c.pattern == "random" and c.mode == "write"
+    # diskstats has no processes: its process count is made from avg_depth, so it cannot
+    # also tell depth per process, and says shallow
+    assert depth_per_process(f, 1) is None and c.depth == "shallow"
+
+
+def _window(avg_depth: float | None, merge_ratio: float | None, processes: int = 4,
+            class_processes: int | None = None) -> WindowFeatures:
+    return WindowFeatures(device="sdx", window_s=1.0, iops=1000.0, read_bytes_per_s=4e6,
+                          write_bytes_per_s=0.0, read_ratio=1.0, seq_ratio=0.0,
+                          processes=processes, avg_depth=avg_depth, mean_size_bytes=4096.0,
+                          p50_latency_s=0.001, p99_latency_s=0.002, merge_ratio=merge_ratio,
+                          requests=1000, class_processes=class_processes)
+
+
+def test_depth_per_process_and_the_depth_axis():
+    t = Thresholds()
+    # 4 processes with about one request each in flight: shallow
+    shallow = classify(_window(4.2, 0.0), t)
+    assert shallow is not None and shallow.depth == "shallow"
+    assert str(shallow) == "4/random/read" and shallow.key() == "4/random/read/shallow"
+    assert shallow.as_dict() == {"processes": "4", "pattern": "random", "mode": "read"}
+    assert shallow.axes()["depth"] == "shallow"
+    # 4 processes with 8 requests each: deep
+    assert classify(_window(32.0, 0.0), t).depth == "deep"
+    # 8 adjacent bios per request (merge ratio 7/8): one request each in flight, still deep
+    assert depth_per_process(_window(4.0, 0.875), 4) == pytest.approx(8.0)
+    assert classify(_window(4.0, 0.875), t).depth == "deep"
+    # a merge ratio of 1 does not divide by zero
+    assert depth_per_process(_window(4.0, 1.0), 4) == pytest.approx(20.0)
+    # the horizon's count divides, not the window's
+    assert classify(_window(16.0, 0.0, processes=4, class_processes=16), t).depth == "shallow"
+    # the threshold comes from thresholds.yaml
+    assert classify(_window(12.0, 0.0), Thresholds(deep_min_depth_per_process=4.0)).depth \
+        == "shallow"
+    assert classify(_window(None, 0.0), t).depth == "shallow"
+    with pytest.raises(ValueError, match="depth 'middling'"):
+        WorkloadClass("4", "random", "read", "middling")
 
 
 def test_diskstats_bad_line_names_the_line():
@@ -135,6 +174,9 @@ def test_thresholds_errors_name_file_and_line(tmp_path):
         load_thresholds(p)
     p.write_text("process_buckets: {\"1\": 2, \"4\": 1, \"8\": 11}\n")
     with pytest.raises(ThresholdsError, match=r"t.yaml:1: process_buckets bounds must increase"):
+        load_thresholds(p)
+    p.write_text("deep_min_depth_per_process: 0.5\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:1: deep_min_depth_per_process .* 1 to"):
         load_thresholds(p)
     p.write_text("min_requests: [1,\n")
     with pytest.raises(ThresholdsError, match=r"t.yaml:\d+: YAML syntax error"):

@@ -134,7 +134,8 @@ def test_scheduler_state_and_policy_label_sets():
     assert sum(val(m, "ioaz_device_state", device="sdz", state=s)
                for s in ("auto", "pinned", "manual", "paused")) == 1
     assert val(m, "ioaz_device_workload_class_info", device="sdz", **{
-        "class": "8/random/read", "processes": "8", "pattern": "random", "mode": "read"}) == 1
+        "class": "8/random/read", "processes": "8", "pattern": "random", "mode": "read",
+        "depth": "shallow"}) == 1
     assert val(m, "ioaz_decision_age_seconds", device="sdz") == pytest.approx(2.5)
 
 

@@ -29,6 +29,14 @@ class Thresholds:
     read_min_read_ratio: float = 0.5
     min_requests: int = 10
     process_horizon_s: float = 4.0
+    deep_min_depth_per_process: float = 3.0
+
+
+# numeric settings that are not ratios (0 to 1): their range and what they count
+_RANGES: dict[str, tuple[int, int, str]] = {
+    "process_horizon_s": (0, 3600, "a number of seconds"),
+    "deep_min_depth_per_process": (1, 1024, "a number of requests"),
+}
 
 
 def _mark(node: yaml.Node, path: str) -> str:
@@ -69,20 +77,15 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
             if not value["1"] < value["4"] < value["8"]:
                 raise ThresholdsError(f"{where}: process_buckets bounds must increase, got "
                                       f"{value!r}")
-        elif key == "process_horizon_s":
-            if not isinstance(value, (int, float)) or isinstance(value, bool) \
-                    or not 0 <= value <= 3600:
-                raise ThresholdsError(f"{where}: {key} must be a number of seconds from 0 to "
-                                      f"3600, got {value!r}")
-            value = float(value)
         elif key in ("min_requests",):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ThresholdsError(f"{where}: {key} must be a whole number >= 0, "
                                       f"got {value!r}")
         else:
+            lo, hi, what = _RANGES.get(key, (0, 1, "a number"))
             if not isinstance(value, (int, float)) or isinstance(value, bool) \
-                    or not 0 <= value <= 1:
-                raise ThresholdsError(f"{where}: {key} must be a number from 0 to 1, "
+                    or not lo <= value <= hi:
+                raise ThresholdsError(f"{where}: {key} must be {what} from {lo} to {hi}, "
                                       f"got {value!r}")
             value = float(value)
         values[key] = value
@@ -94,6 +97,23 @@ def process_bucket(n: int, t: Thresholds) -> str:
         if n <= t.process_buckets[bucket]:
             return bucket
     return PROCESS_BUCKETS[-1]
+
+
+# a merge ratio this close to 1 says "nearly every bio merged", not a 1000-bio request
+_MAX_MERGE_RATIO = 0.95
+
+
+def depth_per_process(f: WindowFeatures, processes: int) -> float | None:
+    """Bios in flight per process, or None when the source cannot say.
+
+    avg_depth counts requests in the block layer from submission to completion (Little's
+    law, so under any scheduler a process that waits for each request holds about one);
+    merged bios hide inside requests (8 adjacent 4 KiB write-backs become one request), so
+    requests are scaled by bios per request, 1 / (1 - merge_ratio)."""
+    if f.avg_depth is None or f.processes is None:
+        return None   # diskstats: no processes, and its process count is made from avg_depth
+    merged = min(f.merge_ratio or 0.0, _MAX_MERGE_RATIO)
+    return f.avg_depth / (1.0 - merged) / max(1, processes)
 
 
 def classify(f: WindowFeatures, t: Thresholds) -> WorkloadClass | None:
@@ -113,6 +133,10 @@ def classify(f: WindowFeatures, t: Thresholds) -> WorkloadClass | None:
     else:
         sequential = (f.merge_ratio or 0.0) >= t.sequential_min_merge_ratio
     read = (f.read_ratio if f.read_ratio is not None else 1.0) >= t.read_min_read_ratio
+    # unknown depth (diskstats) is taken as shallow, the same assumption its process count makes
+    depth = depth_per_process(f, procs)
+    deep = depth is not None and depth >= t.deep_min_depth_per_process
     return WorkloadClass(processes=process_bucket(procs, t),
                          pattern="sequential" if sequential else "random",
-                         mode="read" if read else "write")
+                         mode="read" if read else "write",
+                         depth="deep" if deep else "shallow")

@@ -11,15 +11,24 @@ from typing import Any
 PROCESS_BUCKETS = ("1", "4", "8", "16+")
 PATTERNS = ("sequential", "random")
 MODES = ("read", "write")
+# Requests in flight per process (ours, not IOAZ's): "shallow" ~1, a process that waits for
+# each request (synchronous reads); "deep" several, write-back, AIO, io_uring. Idling
+# schedulers (stream, cfq, anticipatory) help the first and only delay the second.
+DEPTHS = ("shallow", "deep")
 
 
 @dataclass(frozen=True)
 class WorkloadClass:
-    """IOAZ section 3.3: processes 1|4|8|16+ x sequential|random x read|write."""
+    """IOAZ section 3.3: processes 1|4|8|16+ x sequential|random x read|write, plus how deep
+    each process's queue runs (shallow|deep), which IOAZ's categories did not vary.
+
+    str() and as_dict() are the IOAZ class (the `ioazctl observe` contract of DESIGN.md);
+    axes() and key() add the depth, for matrices whose axes include it."""
 
     processes: str
     pattern: str
     mode: str
+    depth: str = "shallow"
 
     def __post_init__(self) -> None:
         if self.processes not in PROCESS_BUCKETS:
@@ -28,9 +37,18 @@ class WorkloadClass:
             raise ValueError(f"pattern {self.pattern!r} not one of {PATTERNS}")
         if self.mode not in MODES:
             raise ValueError(f"mode {self.mode!r} not one of {MODES}")
+        if self.depth not in DEPTHS:
+            raise ValueError(f"depth {self.depth!r} not one of {DEPTHS}")
 
     def as_dict(self) -> dict[str, str]:
         return {"processes": self.processes, "pattern": self.pattern, "mode": self.mode}
+
+    def axes(self) -> dict[str, str]:
+        """Every axis a matrix may use, the depth included."""
+        return {**self.as_dict(), "depth": self.depth}
+
+    def key(self) -> str:
+        return f"{self}/{self.depth}"
 
     def __str__(self) -> str:
         return f"{self.processes}/{self.pattern}/{self.mode}"

@@ -157,7 +157,9 @@ def _age(v: Any) -> str:
 
 
 def _class(c: Any) -> str:
-    return f"{c['processes']}/{c['pattern']}/{c['mode']}" if isinstance(c, dict) else "-"
+    if not isinstance(c, dict):
+        return "-"
+    return "/".join(c[k] for k in ("processes", "pattern", "mode", "depth") if k in c)
 
 
 def _pin(p: Any) -> str:

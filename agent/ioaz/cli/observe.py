@@ -96,7 +96,7 @@ HEADER = (f"{'device':<10} {'iops':>9} {'rMB/s':>8} {'wMB/s':>8} {'read%':>6} {'
 
 
 def format_row(f: WindowFeatures) -> str:
-    cls = str(f.workload_class) if f.workload_class else "idle"
+    cls = f.workload_class.key() if f.workload_class else "idle"
     return (f"{f.device:<10} {f.iops:>9.0f} {f.read_bytes_per_s / 1e6:>8.1f} "
             f"{f.write_bytes_per_s / 1e6:>8.1f} {_fmt(f.read_ratio, 100, 0):>6} "
             f"{_fmt(f.seq_ratio, 100, 0):>5} {('-' if f.processes is None else f.processes):>5} "

@@ -373,7 +373,7 @@ class Daemon:
         return {
             "device": rec.name, "mode": rec.state.mode.value, "scheduler": rec.scheduler,
             "policy": rec.state.policy, "goal": d.goal if d else None,
-            "class": rec.features.workload_class.as_dict()
+            "class": rec.features.workload_class.axes()
             if rec.features and rec.features.workload_class else None,
             "last_action": d.action if d else None, "last_reason": d.reason if d else None,
             "decision_age_s": (self.wall() - rec.decision_time) if rec.decision_time else None,

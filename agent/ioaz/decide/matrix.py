@@ -1,7 +1,8 @@
 """Decision matrices: load, validate (FILE:LINE), and look a workload class up.
 
 A matrix maps goal x workload class -> policy. Its `axes` say which parts of the class it
-uses: IOAZ Tables 1-3 use all three (processes/pattern/mode), Table 4 only processes.
+uses: IOAZ Tables 1-3 use all three (processes/pattern/mode), Table 4 only processes; a
+matrix measured on the device may add `depth` (shallow/deep requests in flight per process).
 Every combination of the axes' values must have a cell, and every cell must name a source,
 so an administrator can always see why a policy was chosen.
 """
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..classify.types import MODES, PATTERNS, PROCESS_BUCKETS, WorkloadClass
+from ..classify.types import DEPTHS, MODES, PATTERNS, PROCESS_BUCKETS, WorkloadClass
 from .located import Doc, Issue, ValidationError, format_path, load_file
 from .schema import Schema
 
@@ -20,8 +21,9 @@ AXIS_VALUES: dict[str, tuple[str, ...]] = {
     "processes": PROCESS_BUCKETS,
     "pattern": PATTERNS,
     "mode": MODES,
+    "depth": DEPTHS,
 }
-AXIS_ORDER = ("processes", "pattern", "mode")
+AXIS_ORDER = ("processes", "pattern", "mode", "depth")
 GOALS = ("min", "max", "mean", "throughput", "latency")
 
 
@@ -56,7 +58,7 @@ class Matrix:
         return tuple(self.tables)
 
     def cell_key(self, wclass: WorkloadClass) -> str:
-        values = wclass.as_dict()
+        values = wclass.axes()
         return "/".join(values[a] for a in self.axes)
 
     def lookup(self, goal: str, wclass: WorkloadClass) -> Cell | None:

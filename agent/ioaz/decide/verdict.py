@@ -61,7 +61,7 @@ class MatrixVerdicts:
         kind = "" if cell.source.kind == "measured" else f", {cell.source.kind}"
         return Verdict(
             cell.policy, "matrix", goal,
-            f"class {wclass} -> {cell.policy} ({m.name} goal {goal} cell {cell.key}; "
+            f"class {wclass.key()} -> {cell.policy} ({m.name} goal {goal} cell {cell.key}; "
             f"source {cell.source.key}{kind})",
             matrix=m.path, cell=cell.key, cell_line=cell.line, source=cell.source.cite,
             source_kind=cell.source.kind, rule=choice.rule.describe(),

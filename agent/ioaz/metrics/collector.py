@@ -137,7 +137,7 @@ class _DeviceFamilies:
             labels=dev + ["state"])
         self.wclass = InfoMetricFamily(
             "ioaz_device_workload_class", "The IOAZ workload class of the last window",
-            labels=dev + ["class", "processes", "pattern", "mode"])
+            labels=dev + ["class", "processes", "pattern", "mode", "depth"])
         self.iops = GaugeMetricFamily("ioaz_window_iops", "Completed requests per second "
                                       "in the last window", labels=dev)
         self.bps = GaugeMetricFamily("ioaz_window_throughput_bytes_per_second",
@@ -225,7 +225,7 @@ class _DeviceFamilies:
                 self.lat_q.add_metric([n, q], float(v))
         c = f.workload_class
         if c is not None:
-            self.wclass.add_metric([n, str(c), c.processes, c.pattern, c.mode], {})
+            self.wclass.add_metric([n, str(c), c.processes, c.pattern, c.mode, c.depth], {})
 
     def _histograms(self, n: str, snap: Any) -> None:
         lat = log2_buckets(snap.lat_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
