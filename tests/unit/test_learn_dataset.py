@@ -7,13 +7,14 @@ import pytest
 from ioaz.classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ioaz.decide import load_matrix, validate_file
 from ioaz.learn.dataset import DatasetError, DatasetWriter, Row, read_rows
-from ioaz.learn.derive import derive_table, matrix_doc, write_matrix
+from ioaz.learn.derive import IOAZ_AXES, derive_table, matrix_doc, write_matrix
 
 
 def row(workload: str, cand: str, mean: float, *, procs: int = 4, seq: float = 0.0,
-        read: float = 1.0, rep: int = 0) -> Row:
+        read: float = 1.0, rep: int = 0, depth: float = 1.0) -> Row:
+    """depth: requests in flight over the whole device (shallow below 2 per process)."""
     feats = {"iops": 200.0, "read_bytes_per_s": 1e6 * read, "write_bytes_per_s": 1e6 * (1 - read),
-             "read_ratio": read, "seq_ratio": seq, "processes": float(procs), "avg_depth": 1.0,
+             "read_ratio": read, "seq_ratio": seq, "processes": float(procs), "avg_depth": depth,
              "mean_size_bytes": 4096.0, "p50_latency_s": 0.004, "p99_latency_s": 0.02,
              "merge_ratio": 0.0}
     return Row(workload=workload, workload_class="4/random/read", candidate=cand, policy=cand,
@@ -56,7 +57,7 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     # 1 sequential reader: all within a hair of each other
     rows += [row("s1", "cfq", 50.0, procs=1, seq=0.99), row("s1", "deadline", 50.2, procs=1,
              seq=0.99), row("s1", "fcfs", 50.1, procs=1, seq=0.99)]
-    table = derive_table(rows, "mean", t, min_margin=0.02)
+    table = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES)
     c = table["4/random/read"]
     assert (c.policy, c.clear, c.workloads, c.runs) == ("cfq", True, 2, 6)
     assert c.margin == pytest.approx(0.2)           # 100% vs deadline's 80% of the best
@@ -72,7 +73,8 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
         for r in rows:
             w.write(r)
     path = tmp_path / "testdisk-mean.yaml"
-    write_matrix(path, matrix_doc("testdisk-mean", "mean", table, src, len(rows), 0.02))
+    write_matrix(path, matrix_doc("testdisk-mean", "mean", table, src, len(rows), 0.02,
+                                  IOAZ_AXES))
     assert validate_file(path) == []
     m = load_matrix(path)
     cell = m.tables["mean"]["4/random/read"]
@@ -116,3 +118,41 @@ def test_class_processes_column_is_optional_and_drives_derive_classes(tmp_path):
     rows = read_rows(old)
     assert [x.candidate for x in rows] == ["stream", "cfq"]
     assert "f_class_processes" not in old.read_text().splitlines()[0]
+
+
+def test_derive_splits_a_class_by_depth_and_fills_an_empty_depth_from_its_class(tmp_path):
+    """4 random readers, once waiting for each request (cfq wins) and once 8 deep each (sstf
+    wins): IOAZ's axes give one cell for both, the depth axis one cell each. A class seen at
+    one depth only lends its winner to the other depth, saying so."""
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = []
+    for w in ("sync1", "sync2"):
+        rows += [row(w, "cfq", 10.0, depth=4.0), row(w, "sstf", 6.0, depth=4.0)]
+    rows += [row("deep1", "cfq", 5.0, depth=32.0), row("deep1", "sstf", 10.0, depth=32.0)]
+    rows += [row("seq", "cfq", 3.0, procs=1, seq=0.99), row("seq", "sstf", 9.0, procs=1,
+                                                            seq=0.99)]
+    four = derive_table(rows, "mean", t)
+    assert four["4/random/read/shallow"].policy == "cfq"
+    assert four["4/random/read/shallow"].workloads == 2
+    assert four["4/random/read/deep"].policy == "sstf"
+    assert four["4/random/read/deep"].workloads == 1
+    borrowed = four["1/sequential/read/deep"]
+    assert borrowed.empty and borrowed.policy == "sstf"
+    assert "1/sequential/read" in borrowed.note() and "1 workloads" in borrowed.note()
+    nowhere = four["8/random/write/deep"]
+    assert nowhere.empty and nowhere.fallback_from is None
+    three = derive_table(rows, "mean", t, axes=IOAZ_AXES)
+    assert three["4/random/read"].workloads == 3      # both depths in one cell
+
+    src = tmp_path / "cal.csv"
+    with DatasetWriter(src) as w:
+        for r in rows:
+            w.write(r)
+    path = tmp_path / "testdisk-mean.yaml"
+    write_matrix(path, matrix_doc("testdisk-mean", "mean", four, src, len(rows), 0.02))
+    assert validate_file(path) == []
+    m = load_matrix(path)
+    assert m.axes == ("processes", "pattern", "mode", "depth")
+    from ioaz.classify.types import WorkloadClass
+    assert m.lookup("mean", WorkloadClass("4", "random", "read", "deep")).policy == "sstf"
+    assert m.lookup("mean", WorkloadClass("4", "random", "read")).policy == "cfq"

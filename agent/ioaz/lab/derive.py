@@ -1,10 +1,12 @@
 """`ioaz-lab derive DATASET`: the decision matrix of each goal from a calibration dataset.
 
-    ioaz-lab derive hp72.csv --out-dir matrices/ [--name hp72] [--min-margin 0.02]
+    ioaz-lab derive hp72.csv --out-dir matrices/ [--name hp72] [--min-margin 0.02] [--ioaz-axes]
 
 Writes OUT_DIR/NAME-GOAL.yaml for the goals min, max, mean, throughput and latency, in the
 schema of decision_matrices/ (each file is validated before it is kept), every cell with the
-margin its policy won by and the runs behind it (ioaz.learn.derive says how). Point ioazd at
+margin its policy won by and the runs behind it (ioaz.learn.derive says how). The cells are
+IOAZ's classes split by depth (16+/sequential/read/shallow and .../deep); --ioaz-axes keeps
+IOAZ's three axes. Point ioazd at
 them with a matrix rule:
 
     decide:
@@ -22,7 +24,7 @@ from ..classify.classes import DEFAULT_THRESHOLDS, ThresholdsError, load_thresho
 from ..decide import validate_file
 from ..decide.matrix import GOALS
 from ..learn.dataset import DatasetError, read_rows
-from ..learn.derive import derive_table, matrix_doc, table_device, write_matrix
+from ..learn.derive import AXES, IOAZ_AXES, derive_table, matrix_doc, table_device, write_matrix
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-margin", type=float, default=0.02,
                    help="a winner needs this many share points over the runner-up (0.02 = 2)")
     p.add_argument("--thresholds", help="class thresholds YAML (default: ioaz's)")
+    p.add_argument("--ioaz-axes", action="store_true",
+                   help="cells by IOAZ's processes/pattern/mode only, without the depth axis")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,9 +55,10 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     bad = 0
+    axes = IOAZ_AXES if args.ioaz_axes else AXES
     for goal in args.goal or GOALS:
-        table = derive_table(rows, goal, t, args.min_margin)
-        doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin)
+        table = derive_table(rows, goal, t, args.min_margin, axes)
+        doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes)
         path = out_dir / f"{name}-{goal}.yaml"
         write_matrix(path, doc)
         issues = validate_file(path)
@@ -65,5 +70,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"{path}: goal {goal}: {len(measured)} of {len(table)} cells measured, {clear} "
               f"with a clear winner" + (" INVALID" if issues else ""))
         for c in sorted(measured, key=lambda c: c.key):
-            print(f"  {c.key:22s} {c.policy:13s} {'' if c.clear else '(unclear) '}{c.note()}")
+            print(f"  {c.key:30s} {c.policy:13s} {'' if c.clear else '(unclear) '}{c.note()}")
     return 1 if bad else 0

@@ -11,7 +11,12 @@ winner has the highest average share; its margin is how many points of "share of
 per-workload best" it is ahead of the runner-up. A margin under `min_margin` is no clear
 winner: the cell still names the better policy (every cell of a matrix must name one) but its
 source says judgement and its note says why. A class no workload fell into gets the policy best
-over all workloads of the goal, also marked judgement.
+over the workloads of the class without its depth (when the axes include depth), else over all
+workloads of the goal, also marked judgement.
+
+The axes are IOAZ's three plus `depth` (shallow|deep requests in flight per process) unless
+the caller asks for IOAZ's alone: on the simulator's HDD the depth parts the winners more
+than any other axis (idling schedulers for shallow, seek-sorting ones for deep).
 """
 from __future__ import annotations
 
@@ -27,7 +32,8 @@ from ..classify.classes import Thresholds, classify
 from ..decide.matrix import all_cell_keys
 from .dataset import Outcome, Row, best_candidate, outcomes
 
-AXES = ("processes", "pattern", "mode")
+IOAZ_AXES = ("processes", "pattern", "mode")
+AXES = IOAZ_AXES + ("depth",)
 
 
 @dataclass
@@ -41,8 +47,12 @@ class CellResult:
     workloads: int
     runs: int
     empty: bool = False
+    fallback_from: str | None = None   # an empty cell's policy came from this coarser cell
 
     def note(self) -> str:
+        if self.empty and self.fallback_from:
+            return (f"no calibration workload fell in this class: the policy best over the "
+                    f"{self.workloads} workloads of {self.fallback_from}")
         if self.empty:
             return ("no calibration workload fell in this class: the policy best over all "
                     "workloads of this goal")
@@ -54,23 +64,31 @@ class CellResult:
                 f"{self.runs} runs")
 
 
-def row_class(r: Row, t: Thresholds) -> str:
+def row_class(r: Row, t: Thresholds, axes: tuple[str, ...] = IOAZ_AXES) -> str:
+    """The cell key of one run's features on these axes. A run too small to classify keeps
+    the class its workload was built as (taken as shallow: the built classes are IOAZ's)."""
     c = classify(r.window(), t)
-    return str(c) if c is not None else r.workload_class
+    if c is None:
+        built = dict(zip(IOAZ_AXES, r.workload_class.split("/"), strict=True))
+        return "/".join(built.get(a, "shallow") for a in axes)
+    values = c.axes()
+    return "/".join(values[a] for a in axes)
 
 
-def workload_classes(rows: Iterable[Row], t: Thresholds) -> dict[str, str]:
+def workload_classes(rows: Iterable[Row], t: Thresholds,
+                     axes: tuple[str, ...] = IOAZ_AXES) -> dict[str, str]:
     votes: dict[str, collections.Counter] = {}
     built: dict[str, str] = {}
     for r in rows:
-        votes.setdefault(r.workload, collections.Counter())[row_class(r, t)] += 1
+        votes.setdefault(r.workload, collections.Counter())[row_class(r, t, axes)] += 1
         built[r.workload] = r.workload_class
     out = {}
     for w, c in votes.items():
         top = c.most_common()
         best_n = top[0][1]
         tied = sorted(k for k, n in top if n == best_n)
-        out[w] = built[w] if built[w] in tied else tied[0]
+        # a tie goes to the class the workload was built as, when it is among the tied
+        out[w] = next((k for k in tied if k.startswith(built[w])), tied[0])
     return out
 
 
@@ -79,10 +97,10 @@ def shares(per: dict[str, Outcome], goal: str) -> dict[str, float]:
     return {c: (o.score(goal) / best if best > 0 else 1.0) for c, o in per.items()}
 
 
-def derive_table(rows: list[Row], goal: str, t: Thresholds,
-                 min_margin: float = 0.02) -> dict[str, CellResult]:
+def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 0.02,
+                 axes: tuple[str, ...] = AXES) -> dict[str, CellResult]:
     outs = outcomes(rows)
-    classes = workload_classes(rows, t)
+    classes = workload_classes(rows, t, axes)
     by_cell: dict[str, list[str]] = collections.defaultdict(list)
     for w in outs:
         by_cell[classes[w]].append(w)
@@ -90,10 +108,10 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds,
     overall = _rank(outs, list(outs), goal)
     fallback = policy_of[overall[0][0]] if overall else "deadline"
     table = {}
-    for key in all_cell_keys(AXES):
+    for key in all_cell_keys(axes):
         ws = by_cell.get(key, [])
         if not ws:
-            table[key] = CellResult(key, fallback, False, None, None, None, 0, 0, empty=True)
+            table[key] = _empty_cell(key, axes, by_cell, outs, goal, policy_of, fallback)
             continue
         ranked = _rank(outs, ws, goal)
         win, share = ranked[0]
@@ -103,6 +121,24 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds,
         table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
                                 policy_of.get(runner) if runner else None, len(ws), runs)
     return table
+
+
+def _empty_cell(key: str, axes: tuple[str, ...], by_cell: dict[str, list[str]],
+                outs: dict[str, dict[str, Outcome]], goal: str, policy_of: dict[str, str],
+                fallback: str) -> CellResult:
+    """A cell no workload fell in: the winner of the same class at the other depth(s), when
+    there is one, else the best over all workloads."""
+    if "depth" in axes:
+        i = axes.index("depth")
+        parts = key.split("/")
+        coarse = "/".join(parts[:i] + parts[i + 1:])
+        ws = [w for k, wl in by_cell.items() for w in wl
+              if "/".join(k.split("/")[:i] + k.split("/")[i + 1:]) == coarse]
+        if ws:
+            win = _rank(outs, ws, goal)[0][0]
+            return CellResult(key, policy_of[win], False, None, None, None, len(ws), 0,
+                              empty=True, fallback_from=coarse)
+    return CellResult(key, fallback, False, None, None, None, 0, 0, empty=True)
 
 
 def _rank(outs: dict[str, dict[str, Outcome]], ws: list[str],
@@ -123,7 +159,7 @@ def _sha(path: Path) -> str:
 
 
 def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path,
-               n_rows: int, min_margin: float) -> dict:
+               n_rows: int, min_margin: float, axes: tuple[str, ...] = AXES) -> dict:
     cite = (f"ioaz-lab calibrate dataset {dataset.name} (sha256 {_sha(dataset)}, {n_rows} "
             f"runs), derived by ioaz-lab derive")
     cells = {}
@@ -136,7 +172,7 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
         "kind": "matrix", "name": name,
         "description": f"Derived from a calibration of {table_device(dataset)}: goal {goal}, "
                        f"winners with a margin of at least {100 * min_margin:g} points.",
-        "axes": list(AXES),
+        "axes": list(axes),
         "sources": {
             "calibration": {"cite": cite, "kind": "measured"},
             "unclear": {"cite": cite, "kind": "judgement",
