@@ -160,11 +160,28 @@ def test_a_flip_flop_waits_but_one_return_does_not() -> None:
     assert [(d.now, d.policy) for d in switches(ds)] == [
         (1000.0, "cfq"), (1005.0, "scan"), (1010.0, "cfq"), (1070.0, "scan")]
     held = ds[15]
-    assert held.reason == "flip_flop" and "cfq -> scan -> cfq, the return 5 s ago" in held.text
+    assert held.reason == "flip_flop" and "cfq -> scan -> cfq (scan left after 5 s), the " \
+        "return 5 s ago" in held.text
     # a third policy is not held
     d = step(feats(SEQ1), ds[15].state, replace(cfg, hysteresis_windows=1), PROVIDER, 1015.0,
              CTX.policies)
     assert d.switch and d.policy not in ("cfq", "scan")
+
+
+def test_phases_that_come_round_are_followed_each_time() -> None:
+    """A -> B -> A -> B where B lasted longer than flip_flop_stay_s: a workload whose phases
+    come round (here every 20 s), not a verdict cycle, so no flip_flop hold."""
+    cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=5, return_hold_s=600,
+                  flip_flop_stay_s=15)
+    state = initial_state(HDD)
+    ds = []
+    for i in range(80):
+        cls = RND8 if (i // 20) % 2 == 0 else SEQ1
+        d = step(feats(cls), state, cfg, PROVIDER, 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+    assert [d.now for d in switches(ds)] == [1000.0, 1020.0, 1040.0, 1060.0]
+    assert not [d for d in ds if d.reason == "flip_flop"]
 
 
 def test_zero_budget_means_observe_only() -> None:
@@ -245,7 +262,7 @@ def test_decision_carries_its_why() -> None:
     line = Path(v.matrix).read_text().splitlines()[(v.cell_line or 0) - 1]
     assert line.strip().startswith(f"{RND8}: anticipatory")
     assert d.features["iops"] == 500.0 and d.workload_class == {
-        "processes": "8", "pattern": "random", "mode": "read"}
+        "processes": "8", "pattern": "random", "mode": "read", "depth": "shallow"}
     assert d.goal == "mean" and d.previous is None and d.policy == "anticipatory"
     as_json = d.as_dict()
     assert as_json["verdict"]["cell"] == RND8 and as_json["state"]["mode"] == "auto"

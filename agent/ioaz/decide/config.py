@@ -47,6 +47,10 @@ class DecideConfig:
     # verdict that reads features the scheduler itself shapes (a model's) can want B under A
     # and A under B, and would alternate them every dwell until the budget is spent.
     return_hold_s: float = 600.0
+    # ... but only when B was left within this long of going to it: a verdict cycle turns
+    # at the pace of the damping (the dwell, 5-9 s in the simulator's mixes), while a
+    # workload whose phases come round (20 s and more) is followed each time.
+    flip_flop_stay_s: float = 15.0
     # Too little to judge: below idle_iops the device is idle; below min_requests in a
     # window the class is noise.
     idle_iops: float = 1.0
@@ -101,6 +105,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         cooldown_s=float(d.get("cooldown_s", defaults.cooldown_s)),
         max_switches_per_hour=d.get("max_switches_per_hour", defaults.max_switches_per_hour),
         return_hold_s=float(d.get("return_hold_s", defaults.return_hold_s)),
+        flip_flop_stay_s=float(d.get("flip_flop_stay_s", defaults.flip_flop_stay_s)),
         idle_iops=float(d.get("idle_iops", defaults.idle_iops)),
         min_requests=d.get("min_requests", defaults.min_requests),
         matrix_rules=rules,

@@ -10,8 +10,9 @@ decides whether acting on it now is wise:
   cooldown               a window right after a switch measures the switch, not the workload
   hysteresis             the same verdict in N consecutive judged windows
   dwell                  a minimum time on a scheduler before leaving it
-  flip_flop              after A -> B -> A, B again only return_hold_s after the return
-                         (a verdict the scheduler itself shapes can cycle)
+  flip_flop              after A -> B -> A where B lasted under flip_flop_stay_s, B again
+                         only return_hold_s after the return (a verdict the scheduler
+                         itself shapes can cycle)
   budget                 at most K automatic switches per sliding hour
 """
 from __future__ import annotations
@@ -59,6 +60,9 @@ class DeviceState:
     switches: tuple[float, ...] = ()      # switch times within the last hour (budget)
     # the last two automatic switches, (time, from, to), oldest first (flip-flop guard)
     history: tuple[tuple[float, str | None, str], ...] = ()
+    # two policies the flip-flop guard has held a cycle between; their returns stay guarded
+    # however long the hold made one of them last, until a third policy is chosen
+    cycle: tuple[str, ...] = ()
     available: tuple[str, ...] = ()       # queue/scheduler choices; () = unknown
     note: str = ""                        # why the mode is what it is (manual, pin)
 
@@ -128,7 +132,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
             text="; ".join(notes + [text]), policy=new_state.policy, previous=state.policy,
             goal=goal, verdict=verdict, resolution=resolution,
             features=features.observe_dict(),
-            workload_class=features.workload_class.as_dict() if features.workload_class else None,
+            workload_class=features.workload_class.axes() if features.workload_class else None,
             state=new_state,
         )
 
@@ -184,11 +188,12 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", "dwell",
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
                    f"(< {config.min_dwell_s:g} s)", state2, verdict)
-    if _flip_flop(state, wanted, now, config.return_hold_s):
-        (_, a, b), (t1, _, _) = state.history
+    if _flip_flop(state, wanted, now, config.return_hold_s, config.flip_flop_stay_s):
+        (t0, a, b), (t1, _, _) = state.history
         return out("hold", "flip_flop",
-                   f"{verdict.text}; {a} -> {b} -> {a}, the return {now - t1:.0f} s ago: "
-                   f"{b} again only {config.return_hold_s:g} s after it", state2, verdict)
+                   f"{verdict.text}; {a} -> {b} -> {a} ({b} left after {t1 - t0:.0f} s), the "
+                   f"return {now - t1:.0f} s ago: {b} again only {config.return_hold_s:g} s "
+                   "after it", replace(state2, cycle=tuple(sorted((a or "", b)))), verdict)
     if len(state.switches) >= config.max_switches_per_hour:
         return out("hold", "budget",
                    f"{verdict.text}; switch budget spent ({len(state.switches)} of "
@@ -201,21 +206,26 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                _switched(state, wanted, now, auto=True), verdict, res)
 
 
-def _flip_flop(state: DeviceState, wanted: str, now: float, hold_s: float) -> bool:
-    """True when the last two switches went A -> B -> A, `wanted` is B again, and the return
-    to A is less than hold_s ago. One return is a phase coming back; going again is a cycle
-    (a model whose verdict reads features that each scheduler shapes differently can want
-    B under A and A under B)."""
+def _flip_flop(state: DeviceState, wanted: str, now: float, hold_s: float,
+               stay_s: float) -> bool:
+    """True when the last two switches went A -> B -> A with B left within stay_s, `wanted`
+    is B again, and the return to A is less than hold_s ago. One return is a phase coming
+    back; going again at once is a cycle (a model whose verdict reads features that each
+    scheduler shapes differently can want B under A and A under B, and then B lasts only the
+    dwell). A B that lasted longer was a phase of the workload, and B again is its return."""
     if len(state.history) < 2:
         return False
-    (_, a, b), (t1, b2, a2) = state.history
-    return a == a2 and b == b2 and wanted == b and state.policy == a and now - t1 < hold_s
+    (t0, a, b), (t1, b2, a2) = state.history
+    held_before = state.cycle == tuple(sorted((a or "", b)))
+    return a == a2 and b == b2 and wanted == b and state.policy == a and now - t1 < hold_s \
+        and (t1 - t0 < stay_s or held_before)
 
 
 def _switched(state: DeviceState, policy: str, now: float, auto: bool = False) -> DeviceState:
     history = (state.history + ((now, state.policy, policy),))[-2:] if auto else ()
+    cycle = state.cycle if auto and policy in state.cycle else ()
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
-                   switches=state.switches + (now,), history=history)
+                   switches=state.switches + (now,), history=history, cycle=cycle)
 
 
 # -- what the administrator and the daemon do to a state (pure too) --------------------------
