@@ -897,14 +897,13 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
              "run, so no switch).")
     sec.text("Agents: `ioaz` decides with the shipped matrices (IOAZ's tables, measured on "
              "other disks); `ioaz-calibrated` with matrices measured on this model by IOAZ's "
-             "method (agent/ioaz/sim/matrices); `ioaz-model` with a model trained on this "
-             "model's calibration (ioazd's `classifier: {type: model}`, the calibrated matrices "
-             "below its confidence), trained without the grid's 16 IOAZ categories, of which "
-             "the mixes' other phases are made, nor their single-process twins, so no phase "
-             "was seen in training (par-read, "
-             "postmark and the database mix are not grid workloads, though the grid has "
-             "neighbours, such as 4 sequential 4 KiB readers 40 GB apart; "
-             "agent/ioaz/lab/report_models.py)."
+             "method, IOAZ's classes split by depth (agent/ioaz/sim/matrices); `ioaz-model` "
+             "with a model trained on this model's calibration (ioazd's `classifier: {type: "
+             "model}`, the calibrated matrices below its confidence), trained without the "
+             "grid's 16 IOAZ categories, of which the mixes' other phases are made, nor their "
+             "single-process twins, so no phase was seen in training (par-read, postmark and "
+             "the database mix are not grid workloads, though the grid has neighbours, such as "
+             "4 sequential 4 KiB readers 40 GB apart; agent/ioaz/lab/report_models.py)."
              if "ioaz-model" in out["variants"] else
              "Agents: `ioaz` decides with the shipped matrices, `ioaz-calibrated` with matrices "
              "measured on this model (the trained-model agent runs in the full report only).")
