@@ -98,9 +98,10 @@ def test_class_processes_column_is_optional_and_drives_derive_classes(tmp_path):
     from ioaz.learn.derive import row_class
     t = load_thresholds(DEFAULT_THRESHOLDS)
     r = row("w16", "stream", 5.0, procs=5, seq=0.99)
-    assert row_class(r, t) == "4/sequential/read"   # one window's count under stream
+    assert row_class(r, t, IOAZ_AXES) == "4/sequential/read"   # one window's count
+    assert row_class(r, t) == "4/sequential/read/shallow"    # ... and its depth
     r.features["class_processes"] = 16.0            # over the horizon: all 16 readers
-    assert row_class(r, t) == "16+/sequential/read"
+    assert row_class(r, t, IOAZ_AXES) == "16+/sequential/read"
     path = tmp_path / "new.csv"
     with DatasetWriter(path) as w:
         w.write(r)

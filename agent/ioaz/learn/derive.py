@@ -64,7 +64,7 @@ class CellResult:
                 f"{self.runs} runs")
 
 
-def row_class(r: Row, t: Thresholds, axes: tuple[str, ...] = IOAZ_AXES) -> str:
+def row_class(r: Row, t: Thresholds, axes: tuple[str, ...] = AXES) -> str:
     """The cell key of one run's features on these axes. A run too small to classify keeps
     the class its workload was built as (taken as shallow: the built classes are IOAZ's)."""
     c = classify(r.window(), t)
@@ -76,7 +76,7 @@ def row_class(r: Row, t: Thresholds, axes: tuple[str, ...] = IOAZ_AXES) -> str:
 
 
 def workload_classes(rows: Iterable[Row], t: Thresholds,
-                     axes: tuple[str, ...] = IOAZ_AXES) -> dict[str, str]:
+                     axes: tuple[str, ...] = AXES) -> dict[str, str]:
     votes: dict[str, collections.Counter] = {}
     built: dict[str, str] = {}
     for r in rows:
@@ -88,7 +88,8 @@ def workload_classes(rows: Iterable[Row], t: Thresholds,
         best_n = top[0][1]
         tied = sorted(k for k, n in top if n == best_n)
         # a tie goes to the class the workload was built as, when it is among the tied
-        out[w] = next((k for k in tied if k.startswith(built[w])), tied[0])
+        out[w] = next((k for k in tied if k == built[w] or k.startswith(built[w] + "/")),
+                      tied[0])
     return out
 
 

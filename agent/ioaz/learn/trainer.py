@@ -38,7 +38,7 @@ from typing import Any
 
 from ..classify.classes import Thresholds
 from .dataset import Outcome, Row, loss, outcomes
-from .derive import AXES, derive_table, row_class
+from .derive import derive_table, row_class
 from .features import vector_from_dict
 
 
@@ -260,8 +260,8 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         pred, conf = _predict(est, [full.X[i] for i in te])
         table = derive_table(train.rows, goal, t)
         cand_of = {r.policy: r.candidate for r in train.rows}
-        mat = [cand_of.get(table[row_class(r, t, AXES)].policy,
-                           table[row_class(r, t, AXES)].policy) for r in test_rows]
+        mat = [cand_of.get(table[row_class(r, t)].policy, table[row_class(r, t)].policy)
+               for r in test_rows]
         fb = [p if c >= min_confidence else m for p, c, m in zip(pred, conf, mat, strict=True)]
         below += sum(c < min_confidence for c in conf)
         tr_outs = outcomes(train.rows)
