@@ -131,10 +131,13 @@ def _empty_cell(key: str, axes: tuple[str, ...], by_cell: dict[str, list[str]],
     there is one, else the best over all workloads."""
     if "depth" in axes:
         i = axes.index("depth")
-        parts = key.split("/")
-        coarse = "/".join(parts[:i] + parts[i + 1:])
-        ws = [w for k, wl in by_cell.items() for w in wl
-              if "/".join(k.split("/")[:i] + k.split("/")[i + 1:]) == coarse]
+
+        def without_depth(k: str) -> str:
+            parts = k.split("/")
+            return "/".join(parts[:i] + parts[i + 1:])
+
+        coarse = without_depth(key)
+        ws = [w for k, wl in by_cell.items() if without_depth(k) == coarse for w in wl]
         if ws:
             win = _rank(outs, ws, goal)[0][0]
             return CellResult(key, policy_of[win], False, None, None, None, len(ws), 0,
