@@ -197,7 +197,10 @@ def test_pause_holds_the_scheduler_and_resume_lets_ioaz_decide(ioazd):
         assert ioazd.ctl("resume", dev).returncode == 0
         wait_for("bfq after resume", lambda: active(dev) == "bfq", 6)
         assert ioazd.device()["mode"] == "auto"
-        ex = ioazd.ctl_json("explain", dev)
+        # the window right after a switch is the cooldown's, with no verdict: wait for a
+        # judged one
+        ex = wait_for("a judged window after the switch", lambda: (
+            e if (e := ioazd.ctl_json("explain", dev))["decision"]["verdict"] else None), 4)
         assert ex["decision"]["verdict"]["policy"] == "anticipatory"
         human = ioazd.ctl("explain", dev).stdout
         assert "8/random/read" in human and "ioaz-table3-mean" in human

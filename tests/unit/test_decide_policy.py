@@ -41,7 +41,9 @@ SEQ1 = "1/sequential/read"
 RND8 = "8/random/read"
 WR1 = "1/random/write"
 
-QUICK = DecideConfig(hysteresis_windows=3, min_dwell_s=0, cooldown_s=0,
+# first_choice_windows as hysteresis_windows: these tests are about the damping of choices;
+# the first choice has tests of its own
+QUICK = DecideConfig(hysteresis_windows=3, first_choice_windows=3, min_dwell_s=0, cooldown_s=0,
                      max_switches_per_hour=100, return_hold_s=0)
 
 
@@ -306,4 +308,43 @@ def test_workload_changes_switch_within_three_windows(phase: list[str]) -> None:
     ds = run(phase, DecideConfig())
     sw = switches(ds)
     assert [d.policy for d in sw] == ["fcfs", "anticipatory", "deadline"]
-    assert [ds.index(d) for d in sw] == [2, 10, 18]
+    # the first choice on the first window (the scheduler found was nobody's choice), the
+    # later ones on the third window of their phase
+    assert [ds.index(d) for d in sw] == [0, 10, 18]
+
+
+def test_first_choice_needs_first_choice_windows_then_full_hysteresis() -> None:
+    cfg = replace(QUICK, first_choice_windows=1)
+    ds = run([RND8] * 2 + [SEQ1] * 4, cfg)
+    assert ds[0].switch and ds[0].policy == "anticipatory"
+    # once ioaz has chosen, leaving its choice takes hysteresis_windows again
+    assert [d.reason for d in ds[2:4]] == ["hysteresis", "hysteresis"]
+    assert "seen 2 of 3 windows" in ds[3].text and "first choice" not in ds[3].text
+    assert ds[4].switch and ds[4].policy == "fcfs"
+
+
+def test_first_choice_windows_counts_and_is_capped_by_hysteresis() -> None:
+    ds = run([RND8] * 3, replace(QUICK, first_choice_windows=2))
+    assert ds[0].reason == "hysteresis" and "seen 1 of 2 windows (first choice)" in ds[0].text
+    assert ds[1].switch
+    # more first-choice windows than hysteresis windows would make the first choice the
+    # slower one: hysteresis_windows bounds it
+    ds = run([RND8] * 3, replace(QUICK, hysteresis_windows=2, first_choice_windows=5))
+    assert ds[1].switch
+
+
+def test_a_misleading_first_window_costs_one_switch() -> None:
+    """A passing first window is followed once; the workload then has to hold for the full
+    hysteresis and dwell to be followed back."""
+    cfg = replace(DecideConfig(), cooldown_s=0)
+    ds = run([SEQ1] + [RND8] * 12, cfg)
+    sw = switches(ds)
+    assert [d.policy for d in sw] == ["fcfs", "anticipatory"]
+    assert ds.index(sw[1]) == 5   # 3 windows seen, and held until the 5 s dwell ran out
+
+
+def test_the_first_choice_is_the_found_schedulers_only() -> None:
+    """After a failed switch or resume the device is no longer at its start: full damping."""
+    st = on_switch_failed(initial_state(HDD), 990.0)
+    ds = run([RND8] * 3, replace(QUICK, first_choice_windows=1), state=st)
+    assert [d.action for d in ds] == ["hold", "hold", "switch"]

@@ -180,6 +180,18 @@ decide:
                               "'three', expected an integer)")
 
 
+def test_first_choice_windows_below_one_is_refused(tmp_path: Path) -> None:
+    p = write_config(tmp_path, f"""\
+decide:
+  matrix_dir: {DEFAULT_MATRIX_DIR}
+  first_choice_windows: 0
+""")
+    with pytest.raises(ValidationError) as e:
+        config_from_doc(load_file(p))
+    assert f"{p}:3: decide.first_choice_windows:" in str(e.value)
+    assert "0" in str(e.value)
+
+
 def test_config_rule_naming_a_missing_matrix(tmp_path: Path) -> None:
     p = write_config(tmp_path, f"""\
 decide:
@@ -246,6 +258,7 @@ def test_readme_config_example_is_valid(tmp_path: Path) -> None:
     ctx = load_context(config_from_doc(load_file(p)))
     cfg = ctx.config
     assert (cfg.hysteresis_windows, cfg.min_dwell_s, cfg.cooldown_s) == (3, 5.0, 2.0)
+    assert cfg.first_choice_windows == 1
     assert len(cfg.matrix_rules) == 2 and len(ctx.matrices) == 6
 
 

@@ -40,6 +40,12 @@ class DecideConfig:
     # budget; windows within cooldown_s of a switch are not evidence (the switch itself
     # disturbs what is measured).
     hysteresis_windows: int = 3
+    # ... but only first_choice_windows while the scheduler in force is the one ioaz found
+    # (no switch yet since it started): hysteresis keeps a choice made from evidence against
+    # a passing window, and the scheduler found was not chosen for this workload, so waiting
+    # protects nothing. A first window that misled costs one switch, after which the full
+    # damping applies.
+    first_choice_windows: int = 1
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0
     max_switches_per_hour: int = 12
@@ -101,6 +107,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         matrix_dir=rel(d.get("matrix_dir"), defaults.matrix_dir),
         policies_file=rel(d.get("policies"), defaults.policies_file),
         hysteresis_windows=d.get("hysteresis_windows", defaults.hysteresis_windows),
+        first_choice_windows=d.get("first_choice_windows", defaults.first_choice_windows),
         min_dwell_s=float(d.get("min_dwell_s", defaults.min_dwell_s)),
         cooldown_s=float(d.get("cooldown_s", defaults.cooldown_s)),
         max_switches_per_hour=d.get("max_switches_per_hour", defaults.max_switches_per_hour),

@@ -8,7 +8,8 @@ decides whether acting on it now is wise:
   pin                    the administrator's policy, until it expires
   idle / too_few_requests  nothing to judge: the window is not evidence
   cooldown               a window right after a switch measures the switch, not the workload
-  hysteresis             the same verdict in N consecutive judged windows
+  hysteresis             the same verdict in N consecutive judged windows (fewer,
+                         first_choice_windows, while the scheduler is the one found at start)
   dwell                  a minimum time on a scheduler before leaving it
   flip_flop              after A -> B -> A where B lasted under flip_flop_stay_s, B again
                          only return_hold_s after the return (a verdict the scheduler
@@ -180,10 +181,13 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
 
     streak = state.streak + 1 if wanted == state.candidate else 1
     state2 = replace(state, candidate=wanted, streak=streak)
-    if streak < config.hysteresis_windows:
+    found = state.last_switch is None   # the scheduler found at start: nothing chosen yet
+    needed = min(config.first_choice_windows, config.hysteresis_windows) if found \
+        else config.hysteresis_windows
+    if streak < needed:
         return out("hold", "hysteresis",
-                   f"{verdict.text}; seen {streak} of {config.hysteresis_windows} windows",
-                   state2, verdict)
+                   f"{verdict.text}; seen {streak} of {needed} windows"
+                   + (" (first choice)" if found else ""), state2, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", "dwell",
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
