@@ -453,7 +453,7 @@ START = "deadline"   # what Debian runs on a rotational disk
 
 
 # Matrices measured on the simulator's own wd500 model by the IOAZ method (every policy on a
-# grid of workloads, the best per class): `ioaz-lab calibrate --model wd500` then
+# grid of workloads, the best per class): `ioaz-lab calibrate --model wd500 --workloads 360` then
 # `ioaz-lab derive` (sim/matrices/README.md). The grid is ioaz.learn's, not these mixes.
 CALIBRATED_DIR = Path(__file__).resolve().parents[1] / "sim" / "matrices"
 CALIBRATED_PREFIX = "wd500"
@@ -761,9 +761,9 @@ def _timeline(out: dict[str, Any], agents: dict[str, SimResult], st: SimResult, 
 
 def _hysteresis_sweep(out: dict[str, Any],
                       variants: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """What the reaction delay costs: the `phases` mix with 10 s phases under 1, 2 and 3 (the
-    default) hysteresis windows, other damping as shipped. A sensitivity reading, not a
-    setting: the defaults are not changed from it."""
+    """What the reaction delay costs: the `phases` mix with 10 s phases when every switch,
+    the first one too, waits 1, 2 or 3 windows, other damping as shipped. A sensitivity
+    reading, not a setting: the defaults are not changed from it."""
     from dataclasses import replace as dc_replace
 
     from ioaz.decide.config import DecideConfig
@@ -777,7 +777,8 @@ def _hysteresis_sweep(out: dict[str, Any],
         base = variants[variant].get("config") or DecideConfig()
         for h in (1, 2, 3):
             ch = _agent(variants[variant], "throughput",
-                        config=dc_replace(base, hysteresis_windows=h))
+                        config=dc_replace(base, hysteresis_windows=h,
+                                          first_choice_windows=h))
             r = run_sim(ADAPTIVE_DEVICE, START, _mix("phases", 10.0), chooser=ch)
             rows.append({"agent": variant, "hysteresis_windows": h,
                          "mb_s": r.throughput_mb_s, "switches": len(r.switches),
@@ -847,6 +848,10 @@ def _shortfall(variant: str, m: dict[str, Any], steady: bool = False) -> str | N
                    + " fall in more than one class (near a class boundary, e.g. postmark's "
                    "50% reads, or a scheduler that serves a few of many processes at a time, "
                    "so a window counts fewer of them), so hysteresis holds or the agent flaps")
+    from ioaz.decide.config import DecideConfig
+
+    dc = DecideConfig()
+    hyst, first_n = dc.hysteresis_windows, min(dc.first_choice_windows, dc.hysteresis_windows)
     sw = m["switches"]
     first = m["phases"][0]
     enters = m["enters_under"] if steady else START
@@ -856,9 +861,11 @@ def _shortfall(variant: str, m: dict[str, Any], steady: bool = False) -> str | N
                     "pass's last phase" if steady else f"it starts under {enters}")
                    + f", not {first['oracle']} (the best for '{first['phase']}'), and "
                    + (f"its first switch comes {sw[0]['t'] - m.get('t0', 0.0):g} s into the "
-                      "pass (at least 3 windows of hysteresis)" if sw else "it stays there"))
+                      + (f"pass (at least {hyst} windows of hysteresis)" if steady else
+                         f"run (at least {first_n} window{'s' if first_n > 1 else ''} to "
+                         "leave the scheduler found at start)") if sw else "it stays there"))
     why.append(f"each change of phase costs the windows the agent needs to see it: "
-               f"{len(sw)} switches, each at least 3 windows (hysteresis) after "
+               f"{len(sw)} switches, each at least {hyst} windows (hysteresis) after "
                f"the change, in {m['phase_s']:g} s phases" if sw else
                "it makes no switch in the " + ("pass" if steady else "run"))
     if m["best_static_value"] >= 0.97 * m["oracle"]:
@@ -873,7 +880,8 @@ def _shortfall(variant: str, m: dict[str, Any], steady: bool = False) -> str | N
 def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> None:
     sec = rep.section("Adaptive ioaz against every static scheduler and the per-phase oracle")
     sec.text(f"ioaz's own classify + decide code (`ioaz.sim.adaptive.AgentChooser`, the ioazd "
-           f"defaults: 1 s windows, 3-window hysteresis, 5 s dwell after its own switches, 2 s "
+           f"defaults: 1 s windows, 3-window hysteresis (1 window to leave the scheduler found "
+           f"at start), 5 s dwell after its own switches, 2 s "
            f"cooldown, 12 switches per hour) chooses the scheduler each window on the "
            f"`{out['device']}` model, starting from {START}; every switch drains the queue "
            "(IOAZ 4.3). Goal *throughput* uses `rotational-throughput.yaml` and is judged by "
@@ -972,11 +980,12 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
     sec.plot("adaptive_mixes", fig, "Total throughput relative to the per-phase oracle")
     hy = out.get("hysteresis")
     if hy:
-        sec.text("**Reaction delay.** `phases` with 10 s phases, goal throughput, with 1, 2 and 3 "
-                 "(ioazd's default) hysteresis windows and the other damping as shipped: what "
+        sec.text("**Reaction delay.** `phases` with 10 s phases, goal throughput, when every "
+                 "switch, the first one too, waits 1, 2 or 3 windows (ioazd's default: 3, and 1 "
+                 "to leave the scheduler found at start), the other damping as shipped: what "
                  "waiting for confirmation costs on phases this short. A sensitivity reading; "
                  "the defaults were not changed from it (on a real disk one noisy window must "
-                 "not switch the scheduler).")
+                 "not undo a choice made from evidence).")
         sec.table(["agent", "hysteresis windows", "MB/s", "switches", "vs best static",
                    "vs oracle"],
                   [(r["agent"], r["hysteresis_windows"], r["mb_s"], r["switches"],
