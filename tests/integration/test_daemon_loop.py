@@ -116,11 +116,15 @@ def test_switches_follow_the_workload_and_restore_on_sigterm(device, tmp_path):
         phases = [("read", 1, "none", "fcfs"), ("randread", 8, "bfq", "anticipatory"),
                   ("randwrite", 1, "mq-deadline", "deadline")]
         seen = []
-        for rw, jobs, want_sched, want_policy in phases:
+        for i, (rw, jobs, want_sched, want_policy) in enumerate(phases):
+            # Leaving kyber, which ioaz found, takes one window (first_choice_windows): 1.0-1.1 s
+            # measured here, 2.1 s when it waited for this config's 2 hysteresis windows.
+            # Leaving ioaz's own choices takes those 2 and the dwell, within 3 windows.
+            limit = 1.6 if i == 0 else 3 * 1.0 + 1.0
             t0 = time.monotonic()
             fio = run_fio(dev, rw, jobs, 8)
-            t, ev = d.wait_event("switch", 3 * 1.0 + 1.5)
-            assert t - t0 <= 3 * 1.0 + 1.0, f"{rw}: switched {t - t0:.1f}s after the change"
+            t, ev = d.wait_event("switch", limit + 0.5)
+            assert t - t0 <= limit, f"{rw}: switched {t - t0:.1f}s after the change"
             assert (ev["to"], ev["policy"]) == (want_sched, want_policy), ev
             assert ev["why"] and ev["reason"] == "matrix"
             assert active(dev) == want_sched
