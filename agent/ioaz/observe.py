@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from .classify.classes import Thresholds, classify
 from .classify.features import compute_features
 from .classify.horizon import ProcessHorizon
-from .classify.types import WindowFeatures
+from .classify.types import WindowFeatures, WorkloadClass
 from .probe import Source
 from .probe import devices as sysblock
 from .probe.snapshot import DeviceSnapshot, Snapshot
@@ -51,6 +51,9 @@ class Observer:
         self.prev: Snapshot = {}
         self.watching: list[str] = []
         self.horizons: dict[str, ProcessHorizon] = {}   # device -> its class's processes
+        # device -> its last judged class: near a ratio threshold the next window keeps its
+        # side (Thresholds.boundary_band)
+        self.classes: dict[str, WorkloadClass] = {}
 
     def _wanted(self) -> list[str]:
         if self.fixed is not None:
@@ -108,10 +111,14 @@ class Observer:
             if f.processes is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
                     f.process_bios, alive=self._alive(name, f.process_bios))
-            f.workload_class = classify(f, self.thresholds)
+            f.workload_class = classify(f, self.thresholds, self.classes.get(name))
+            if f.workload_class is not None:
+                self.classes[name] = f.workload_class
             w.features.append(f)
         for name in set(self.horizons) - set(cur):
             del self.horizons[name]
+        for name in set(self.classes) - set(cur):
+            del self.classes[name]
         self.prev = cur
         self.watching = list(cur)
         return w

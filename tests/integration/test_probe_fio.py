@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import fio_args, fio_totals, need_root, need_tool
-from ioaz.classify.classes import load_thresholds
+from ioaz.classify.classes import classify, load_thresholds
 from ioaz.classify.features import compute_features
 from ioaz.classify.types import WindowFeatures
 from ioaz.observe import Observer
@@ -187,3 +187,24 @@ def test_depth_per_process(probe, make_loop, rw, jobs, engine, iodepth, bs, want
                                 f"class processes: {detail})"
     assert all(f.workload_class and f.workload_class.processes == str(jobs)
                for f in feats[1:]), [str(f.workload_class) for f in feats]
+
+
+def test_half_reads_half_writes_keep_one_class(probe, make_loop):
+    """A workload at the read/write boundary (fio randrw, 50% reads) keeps one mode from
+    window to window: near a threshold a window keeps the side of the one before
+    (thresholds.yaml boundary_band). Each window judged alone is printed beside it."""
+    t = load_thresholds()
+    dev = make_loop(SIZE_MB)
+    cmd = fio_args(dev, rw="randrw", jobs=4, seconds=8.5, size_mb=SIZE_MB,
+                   extra=("--rwmixread=50",))
+    feats, _ = observe_during(probe, dev, cmd, windows=8)
+    steady = feats[1:]   # the first window holds fio's start-up
+    ratios = [round(f.read_ratio, 3) for f in steady if f.read_ratio is not None]
+    alone = [classify(f, t).mode if classify(f, t) else None for f in steady]
+    print(f"read ratios {ratios}; mode judged alone {alone}")
+    # the test is about the band: every window must lie in it, or it proves nothing
+    assert len(ratios) == len(steady) and all(
+        abs(r - t.read_min_read_ratio) < t.boundary_band for r in ratios), ratios
+    modes = [f.workload_class.mode if f.workload_class else None for f in steady]
+    assert None not in modes and len(set(modes)) == 1, \
+        f"{dev}: mode changed window by window {modes} (read ratios {ratios})"

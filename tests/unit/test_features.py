@@ -159,6 +159,75 @@ def test_depth_per_process_and_the_depth_axis():
         WorkloadClass("4", "random", "read", "middling")
 
 
+def _ratios(read: float, seq: float | None, merge: float | None = 0.0) -> WindowFeatures:
+    f = _window(4.0, merge)
+    f.read_ratio, f.seq_ratio = read, seq
+    return f
+
+
+def test_near_a_threshold_a_window_keeps_the_previous_side():
+    t = Thresholds()   # thresholds 0.5 (read, sequential), 0.3 (merged), band 0.1
+    was_read = WorkloadClass("4", "random", "read")
+    was_write = WorkloadClass("4", "sequential", "write")
+    # judged alone, 0.45 reads is write and 0.55 is read; within the band the side stays
+    assert classify(_ratios(0.45, 0.0), t).mode == "write"
+    assert classify(_ratios(0.45, 0.0), t, was_read).mode == "read"
+    assert classify(_ratios(0.55, 0.0), t, was_write).mode == "write"
+    # beyond the band the window decides, either way
+    assert classify(_ratios(0.39, 0.0), t, was_read).mode == "write"
+    assert classify(_ratios(0.61, 0.0), t, was_write).mode == "read"
+    assert classify(_ratios(0.4, 0.0), t, was_read).mode == "write"   # the edge is outside
+    # the pattern has the same band, on seq_ratio and, for diskstats, the merge ratio
+    assert classify(_ratios(1.0, 0.42), t, was_write).pattern == "sequential"
+    assert classify(_ratios(1.0, 0.58), t, was_read).pattern == "random"
+    assert classify(_ratios(1.0, 0.42), t).pattern == "random"
+    assert classify(_ratios(1.0, None, merge=0.25), t, was_write).pattern == "sequential"
+    assert classify(_ratios(1.0, None, merge=0.15), t, was_write).pattern == "random"
+    # the band is not on the process count or the depth: those change at once
+    c = classify(_ratios(0.45, 0.0), t, WorkloadClass("16+", "random", "read", "deep"))
+    assert (c.processes, c.depth) == ("4", "shallow")
+    # band 0: every window alone
+    assert classify(_ratios(0.45, 0.0), Thresholds(boundary_band=0.0), was_read).mode == "write"
+
+
+def test_a_band_no_ratio_could_leave_is_refused(tmp_path):
+    p = tmp_path / "t.yaml"
+    p.write_text("sequential_min_merge_ratio: 0.3\nboundary_band: 0.3\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:2: boundary_band 0.3 must be below 0.3, "
+                       r"the distance of sequential_min_merge_ratio \(0.3\) to 0"):
+        load_thresholds(p)
+    p.write_text("read_min_read_ratio: 0.9\nboundary_band: 0.15\n")
+    with pytest.raises(ThresholdsError, match=r"t.yaml:2: .* below 0.1, the distance of "
+                       r"read_min_read_ratio \(0.9\) to 1"):
+        load_thresholds(p)
+    p.write_text("boundary_band: 0\n")
+    assert load_thresholds(p).boundary_band == 0.0
+    assert load_thresholds().boundary_band == pytest.approx(0.1)   # the shipped file
+
+
+def test_the_observer_classifies_each_device_against_its_own_last_class(monkeypatch):
+    """Two devices at 45% reads, one after a read window, one after a write window: each
+    keeps its own side."""
+    from ioaz.probe import devices
+    monkeypatch.setattr(devices, "exists", lambda n, *a: True)
+    monkeypatch.setattr(devices, "devt_of", lambda n, *a: (8, 0))
+
+    def at(t, reads_a, reads_b):
+        # 100 requests a second on each device; reads_x of them reads
+        a = snap(t, reads=reads_a, writes=int(t * 100) - reads_a, bios=int(t * 100))
+        b = snap(t, reads=reads_b, writes=int(t * 100) - reads_b, bios=int(t * 100))
+        a.name, b.name = "sda", "sdb"
+        return {"sda": a, "sdb": b}
+
+    obs = Observer(FakeSource([at(1, 0, 0), at(2, 90, 10), at(3, 135, 55)]), Thresholds(),
+                   ["sda", "sdb"])
+    obs.start()
+    first = {f.device: f.workload_class.mode for f in obs.step().features}
+    assert first == {"sda": "read", "sdb": "write"}    # 90% and 10% reads
+    second = {f.device: (f.read_ratio, f.workload_class.mode) for f in obs.step().features}
+    assert second == {"sda": (pytest.approx(0.45), "read"), "sdb": (pytest.approx(0.45), "write")}
+
+
 def test_diskstats_bad_line_names_the_line():
     with pytest.raises(ValueError, match=r"/proc/diskstats:2"):
         parse_diskstats("7 0 loop0 1 2 3 4 5 6 7 8 9 10 11\n7 1 loop1 x 2 3 4 5 6 7 8 9 10 11", 0)

@@ -27,6 +27,7 @@ class Thresholds:
     sequential_min_seq_ratio: float = 0.5
     sequential_min_merge_ratio: float = 0.3
     read_min_read_ratio: float = 0.5
+    boundary_band: float = 0.1
     min_requests: int = 10
     process_horizon_s: float = 4.0
     deep_min_depth_per_process: float = 3.0
@@ -62,9 +63,10 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
         raise ThresholdsError(f"{_mark(root, str(path))}: expected a mapping of settings")
     defaults = Thresholds()
     values: dict[str, Any] = {}
+    lines: dict[str, str] = {}
     for knode, vnode in root.value:
         key = knode.value
-        where = _mark(vnode, str(path))
+        where = lines[key] = _mark(vnode, str(path))
         if not hasattr(defaults, key):
             raise ThresholdsError(f"{_mark(knode, str(path))}: unknown setting {key!r} "
                                   f"(expected one of {sorted(defaults.__dataclass_fields__)})")
@@ -89,7 +91,19 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
                                       f"got {value!r}")
             value = float(value)
         values[key] = value
-    return Thresholds(**values)
+    t = Thresholds(**values)
+    # a band as wide as a threshold's distance to 0 or 1 would keep a class no ratio can leave
+    for name in ("read_min_read_ratio", "sequential_min_seq_ratio",
+                 "sequential_min_merge_ratio"):
+        threshold = getattr(t, name)
+        room = min(threshold, 1.0 - threshold)
+        if t.boundary_band > 0 and t.boundary_band >= room:
+            raise ThresholdsError(
+                f"{lines.get('boundary_band', lines.get(name, str(path)))}: boundary_band "
+                f"{t.boundary_band:g} must be below {room:g}, the distance of {name} "
+                f"({threshold:g}) to {'0' if threshold <= 0.5 else '1'}: a window on the far "
+                "side could never change the class")
+    return t
 
 
 def process_bucket(n: int, t: Thresholds) -> str:
@@ -116,8 +130,22 @@ def depth_per_process(f: WindowFeatures, processes: int) -> float | None:
     return f.avg_depth / (1.0 - merged) / max(1, processes)
 
 
-def classify(f: WindowFeatures, t: Thresholds) -> WorkloadClass | None:
-    """The IOAZ class of a window, or None when there is too little I/O to judge."""
+def _side(ratio: float, threshold: float, band: float, was_above: bool | None) -> bool:
+    """ratio >= threshold, except that a ratio within `band` of the threshold keeps the side
+    the device's previous window was on (a Schmitt trigger): a workload that sits at the
+    boundary, half reads and half writes, would otherwise change class window by window."""
+    # the band is open: 0.4 is outside 0.5 +- 0.1 however the subtraction rounds
+    if was_above is None or abs(ratio - threshold) >= band - 1e-9:
+        return ratio >= threshold
+    return was_above
+
+
+def classify(f: WindowFeatures, t: Thresholds,
+             previous: WorkloadClass | None = None) -> WorkloadClass | None:
+    """The IOAZ class of a window, or None when there is too little I/O to judge.
+
+    `previous` is the same device's last class: near a ratio threshold the window keeps its
+    side (Thresholds.boundary_band). None judges the window alone."""
     if f.requests < t.min_requests:
         return None
     if f.class_processes is not None:
@@ -128,11 +156,15 @@ def classify(f: WindowFeatures, t: Thresholds) -> WorkloadClass | None:
         # diskstats cannot see processes: a synchronous process keeps about one request in
         # flight, so the average depth stands in for the number of processes.
         procs = max(1, round(f.avg_depth or 1))
+    was_seq = None if previous is None else previous.pattern == "sequential"
+    was_read = None if previous is None else previous.mode == "read"
     if f.seq_ratio is not None:
-        sequential = f.seq_ratio >= t.sequential_min_seq_ratio
+        sequential = _side(f.seq_ratio, t.sequential_min_seq_ratio, t.boundary_band, was_seq)
     else:
-        sequential = (f.merge_ratio or 0.0) >= t.sequential_min_merge_ratio
-    read = (f.read_ratio if f.read_ratio is not None else 1.0) >= t.read_min_read_ratio
+        sequential = _side(f.merge_ratio or 0.0, t.sequential_min_merge_ratio,
+                           t.boundary_band, was_seq)
+    read = _side(f.read_ratio if f.read_ratio is not None else 1.0, t.read_min_read_ratio,
+                 t.boundary_band, was_read)
     # unknown depth (diskstats) is taken as shallow, the same assumption its process count makes
     depth = depth_per_process(f, procs)
     deep = depth is not None and depth >= t.deep_min_depth_per_process

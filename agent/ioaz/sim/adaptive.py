@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from ioaz.classify.horizon import ProcessHorizon
-from ioaz.classify.types import WindowFeatures
+from ioaz.classify.types import WindowFeatures, WorkloadClass
 from ioaz.sim.schedulers import SCHEDULERS
 
 # a policy the simulator has no scheduler for -> the nearest it has (none at present)
@@ -34,6 +34,8 @@ class AgentChooser:
         self._classify = classify
         self.thresholds = Thresholds()
         self.horizon: ProcessHorizon | None = None   # made at the first window (its length)
+        # the last judged window's class: near a ratio threshold classify keeps its side
+        self.last_class: WorkloadClass | None = None
         self.ctx = load_context(config)
         self.provider: Any = MatrixVerdicts(self.ctx.config.matrix_rules, self.ctx.matrices)
         if model is not None:
@@ -60,7 +62,9 @@ class AgentChooser:
             self.horizon = ProcessHorizon.of(self.thresholds, f.window_s)
         # as ioaz.observe does: the class counts the processes over the horizon
         f.class_processes = self.horizon.add(f.process_bios)
-        f.workload_class = self._classify(f, self.thresholds)
+        f.workload_class = self._classify(f, self.thresholds, self.last_class)
+        if f.workload_class is not None:
+            self.last_class = f.workload_class
         d = step(f, self.state, self.ctx.config, self.provider, self.now, self.ctx.policies)
         self.decisions.append(d)
         self.state = d.state
