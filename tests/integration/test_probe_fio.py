@@ -208,3 +208,6 @@ def test_half_reads_half_writes_keep_one_class(probe, make_loop):
     modes = [f.workload_class.mode if f.workload_class else None for f in steady]
     assert None not in modes and len(set(modes)) == 1, \
         f"{dev}: mode changed window by window {modes} (read ratios {ratios})"
+    # every window whose own side differs from the kept one says the band held it
+    held = [bool(f.workload_class and "mode" in f.workload_class.held) for f in steady]
+    assert held == [a != modes[0] for a in alone], (held, alone, modes)

@@ -348,3 +348,12 @@ def test_the_first_choice_is_the_found_schedulers_only() -> None:
     st = on_switch_failed(initial_state(HDD), 990.0)
     ds = run([RND8] * 3, replace(QUICK, first_choice_windows=1), state=st)
     assert [d.action for d in ds] == ["hold", "hold", "switch"]
+
+
+def test_the_verdict_says_when_the_boundary_band_kept_the_class() -> None:
+    f = feats(RND8)
+    f.workload_class = WorkloadClass("8", "random", "read", held=("mode",))
+    v = PROVIDER.verdict(f, HDD, "mean")
+    assert "class 8/random/read/shallow (mode kept from the previous window: the ratio is " \
+           "within the boundary band) -> anticipatory" in v.text
+    assert "kept" not in PROVIDER.verdict(feats(RND8), HDD, "mean").text

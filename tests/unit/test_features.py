@@ -186,6 +186,13 @@ def test_near_a_threshold_a_window_keeps_the_previous_side():
     # the band is not on the process count or the depth: those change at once
     c = classify(_ratios(0.45, 0.0), t, WorkloadClass("16+", "random", "read", "deep"))
     assert (c.processes, c.depth) == ("4", "shallow")
+    # what the band decided is kept for the explanation, and is not part of the class
+    held = classify(_ratios(0.55, 0.42), t, was_write)
+    assert held.held == ("pattern", "mode") and held == WorkloadClass("4", "sequential", "write")
+    assert classify(_ratios(0.45, 0.0), t, was_read).held == ("mode",)
+    assert classify(_ratios(0.55, 0.58), t, was_read).held == ("pattern",)
+    assert classify(_ratios(0.55, 0.42), t, was_read).held == ()   # its own side anyway
+    assert classify(_ratios(0.45, 0.0), t).held == ()
     # band 0: every window alone
     assert classify(_ratios(0.45, 0.0), Thresholds(boundary_band=0.0), was_read).mode == "write"
 

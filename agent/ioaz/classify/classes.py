@@ -130,14 +130,17 @@ def depth_per_process(f: WindowFeatures, processes: int) -> float | None:
     return f.avg_depth / (1.0 - merged) / max(1, processes)
 
 
-def _side(ratio: float, threshold: float, band: float, was_above: bool | None) -> bool:
-    """ratio >= threshold, except that a ratio within `band` of the threshold keeps the side
-    the device's previous window was on (a Schmitt trigger): a workload that sits at the
-    boundary, half reads and half writes, would otherwise change class window by window."""
+def _side(ratio: float, threshold: float, band: float,
+          was_above: bool | None) -> tuple[bool, bool]:
+    """(ratio >= threshold, False), except that a ratio within `band` of the threshold keeps
+    the side the device's previous window was on (a Schmitt trigger), and says so when that
+    is not the window's own side: a workload that sits at the boundary, half reads and half
+    writes, would otherwise change class window by window."""
+    alone = ratio >= threshold
     # the band is open: 0.4 is outside 0.5 +- 0.1 however the subtraction rounds
     if was_above is None or abs(ratio - threshold) >= band - 1e-9:
-        return ratio >= threshold
-    return was_above
+        return alone, False
+    return was_above, was_above != alone
 
 
 def classify(f: WindowFeatures, t: Thresholds,
@@ -159,16 +162,19 @@ def classify(f: WindowFeatures, t: Thresholds,
     was_seq = None if previous is None else previous.pattern == "sequential"
     was_read = None if previous is None else previous.mode == "read"
     if f.seq_ratio is not None:
-        sequential = _side(f.seq_ratio, t.sequential_min_seq_ratio, t.boundary_band, was_seq)
+        sequential, seq_held = _side(f.seq_ratio, t.sequential_min_seq_ratio,
+                                     t.boundary_band, was_seq)
     else:
-        sequential = _side(f.merge_ratio or 0.0, t.sequential_min_merge_ratio,
-                           t.boundary_band, was_seq)
-    read = _side(f.read_ratio if f.read_ratio is not None else 1.0, t.read_min_read_ratio,
-                 t.boundary_band, was_read)
+        sequential, seq_held = _side(f.merge_ratio or 0.0, t.sequential_min_merge_ratio,
+                                     t.boundary_band, was_seq)
+    read, read_held = _side(f.read_ratio if f.read_ratio is not None else 1.0,
+                            t.read_min_read_ratio, t.boundary_band, was_read)
     # unknown depth (diskstats) is taken as shallow, the same assumption its process count makes
     depth = depth_per_process(f, procs)
     deep = depth is not None and depth >= t.deep_min_depth_per_process
     return WorkloadClass(processes=process_bucket(procs, t),
                          pattern="sequential" if sequential else "random",
                          mode="read" if read else "write",
-                         depth="deep" if deep else "shallow")
+                         depth="deep" if deep else "shallow",
+                         held=(("pattern",) if seq_held else ()) + (("mode",) if read_held
+                                                                    else ()))

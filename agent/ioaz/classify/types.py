@@ -29,6 +29,9 @@ class WorkloadClass:
     pattern: str
     mode: str
     depth: str = "shallow"
+    # the axes whose side the boundary band kept from the previous window, where this window
+    # alone would say the other (for the explanation; not part of the class's identity)
+    held: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if self.processes not in PROCESS_BUCKETS:

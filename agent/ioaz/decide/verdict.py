@@ -59,9 +59,11 @@ class MatrixVerdicts:
             return Verdict(None, "matrix", goal, f"{m.path} has no {goal} table",
                            matrix=m.path, rule=choice.rule.describe())
         kind = "" if cell.source.kind == "measured" else f", {cell.source.kind}"
+        held = f" ({' and '.join(wclass.held)} kept from the previous window: the ratio is " \
+            "within the boundary band)" if wclass.held else ""
         return Verdict(
             cell.policy, "matrix", goal,
-            f"class {wclass.key()} -> {cell.policy} ({m.name} goal {goal} cell {cell.key}; "
+            f"class {wclass.key()}{held} -> {cell.policy} ({m.name} goal {goal} cell {cell.key}; "
             f"source {cell.source.key}{kind})",
             matrix=m.path, cell=cell.key, cell_line=cell.line, source=cell.source.cite,
             source_kind=cell.source.kind, rule=choice.rule.describe(),
