@@ -64,3 +64,27 @@ def test_sim_adaptive_runs_the_decision_code(capsys) -> None:  # type: ignore[no
     # the matrices move off deadline at least once, and every switch drained first
     assert len(adaptive["switches"]) >= 1
     assert all(s["drain_s"] >= 0 for s in adaptive["switches"])
+
+
+def test_sim_adaptive_with_matrices_derived_elsewhere(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """--matrices DIR/NAME: the agent with matrices `ioaz-lab derive` wrote, here copies of
+    the wd500 ones under another name with the 16 random readers' cell turned to fcfs; a
+    missing set is refused with what was expected."""
+    import re
+    import shutil
+
+    from ioaz.lab.report_sim import CALIBRATED_DIR
+
+    for f in CALIBRATED_DIR.glob("wd500-*.yaml"):
+        text = f.read_text()
+        if f.name == "wd500-throughput.yaml":
+            text = re.sub(r"(16\+/random/read/shallow:\n\s+policy: )\w+", r"\1fcfs", text)
+        shutil.copy(f, tmp_path / f.name.replace("wd500", "other"))
+        (tmp_path / f.name.replace("wd500", "other")).write_text(text)
+    rc = main(["sim", "ioaz-16-rand-read", "--duration", "4", "--adaptive", "--goal",
+               "throughput", "--matrices", str(tmp_path / "other"), "--json", "-"])
+    assert rc == 0
+    adaptive = json.loads(capsys.readouterr().out)["results"][1]
+    assert [s["to"] for s in adaptive["switches"]] == ["fcfs"]
+    assert main(["sim", "par-read", "--adaptive", "--matrices", str(tmp_path / "none")]) == 2
+    assert f"--matrices {tmp_path / 'none'}: expected" in capsys.readouterr().err

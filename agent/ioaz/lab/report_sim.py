@@ -459,17 +459,18 @@ CALIBRATED_DIR = Path(__file__).resolve().parents[1] / "sim" / "matrices"
 CALIBRATED_PREFIX = "wd500"
 
 
-def calibrated_config() -> Any:
-    """A DecideConfig whose one rule maps every goal to the model-calibrated matrices, or None
-    when they are not there."""
+def calibrated_config(directory: Path = CALIBRATED_DIR, prefix: str = CALIBRATED_PREFIX) -> Any:
+    """A DecideConfig whose one rule maps every goal to derived matrices (by default the ones
+    calibrated on wd500), DIRECTORY/PREFIX-GOAL.yaml as `ioaz-lab derive` writes them, or None
+    when one is not there."""
     from ioaz.decide.config import DecideConfig
     from ioaz.decide.matrix import GOALS
     from ioaz.decide.rules import Rule
 
-    files = {g: f"{CALIBRATED_PREFIX}-{g}.yaml" for g in GOALS}
-    if not all((CALIBRATED_DIR / f).is_file() for f in files.values()):
+    files = {g: f"{prefix}-{g}.yaml" for g in GOALS}
+    if not all((directory / f).is_file() for f in files.values()):
         return None
-    return DecideConfig(matrix_dir=CALIBRATED_DIR, matrix_rules=(Rule(0, files),))
+    return DecideConfig(matrix_dir=directory, matrix_rules=(Rule(0, files),))
 
 
 # Steady state: ioazd runs for days, so when a mix's phases come round again it starts from what

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 DEFAULT_DEVICE = "wd500"
@@ -47,6 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibrated", action="store_true",
                    help="--adaptive with the matrices measured on the wd500 model "
                         "(agent/ioaz/sim/matrices) instead of the shipped ones")
+    p.add_argument("--matrices", metavar="DIR/NAME",
+                   help="--adaptive with the matrices `ioaz-lab derive --out-dir DIR --name "
+                        "NAME` wrote (DIR/NAME-GOAL.yaml), e.g. calibrated on another model")
     p.add_argument("--switch-cost", type=float, default=0.0, metavar="S",
                    help="fixed seconds a switch takes after the drain (--adaptive)")
     p.add_argument("--json", metavar="FILE",
@@ -148,9 +152,18 @@ def run(args: argparse.Namespace) -> int:
             from ioaz.lab.report_sim import calibrated_config
             from ioaz.sim.adaptive import AgentChooser
 
-            cfg = calibrated_config() if args.calibrated else None
-            if args.calibrated and cfg is None:
-                raise ValueError("--calibrated: no matrices in agent/ioaz/sim/matrices")
+            cfg = None
+            if args.matrices:
+                where = Path(args.matrices)
+                cfg = calibrated_config(where.parent, where.name)
+                if cfg is None:
+                    raise ValueError(f"--matrices {args.matrices}: expected {where.parent}/"
+                                     f"{where.name}-GOAL.yaml for every goal (ioaz-lab derive "
+                                     "writes them)")
+            elif args.calibrated:
+                cfg = calibrated_config()
+                if cfg is None:
+                    raise ValueError("--calibrated: no matrices in agent/ioaz/sim/matrices")
             dev = load_device(args.device)
             chooser = AgentChooser(goal=args.goal, size_bytes=dev.capacity_sectors * 512,
                                    rotational=not args.device.startswith("ssd"),
