@@ -107,3 +107,13 @@ def test_bench_cli_writes_a_report(tmp_path: Path, capsys: pytest.CaptureFixture
 def test_bench_cli_rejects_an_unknown_part(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown report part"):
         make_report(tmp_path, quick=True, only=["nosuch"])
+
+
+def test_bench_report_bad_arguments_exit_2_with_the_reason(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert lab_main(["bench", "report", "--only", "nosuch", "--out", str(tmp_path)]) == 2
+    assert "ioaz-lab bench report: unknown report part(s) ['nosuch']" in capsys.readouterr().err
+    assert lab_main(["bench", "report", "--only", "adaptive", "--device", "floppy",
+                     "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--device 'floppy': not a simulator device model" in err and "maxtor40" in err
+    assert not (tmp_path / "report.md").exists()

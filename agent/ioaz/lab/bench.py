@@ -43,6 +43,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--real", action="store_true",
                    help="report: also ioazd vs static schedulers on a loop device (root, fio)")
     p.add_argument("--out", default="reports", help="report: output directory (default reports/)")
+    p.add_argument("--device", default=None, metavar="MODEL",
+                   help="report: the simulator device model of the adaptive part (default "
+                        "wd500); its calibrated agent uses agent/ioaz/sim/matrices/MODEL-GOAL.yaml "
+                        "when they are there, and the model agent runs on wd500 only")
     p.add_argument("--only", action="append", default=None, metavar="PART",
                    help="report: run only this part (ioaz, carroll, xujiang, adaptive, speed, "
                         "real); repeat for more")
@@ -347,7 +351,11 @@ def run(args: argparse.Namespace) -> int:
     if os.geteuid() != 0 and (args.suite not in NO_ROOT or getattr(args, "real", False)):
         print("ioaz-lab bench: needs root (loop devices, BPF)", file=sys.stderr)
         return 2
-    r = SUITES[args.suite](args)
+    try:
+        r = SUITES[args.suite](args)
+    except ValueError as e:   # bad arguments found once the suite looks at them
+        print(f"ioaz-lab bench {args.suite}: {e}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(r, indent=2, default=str))
     elif args.suite == "report":

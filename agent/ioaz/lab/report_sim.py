@@ -33,6 +33,8 @@ TIE = 0.02
 @dataclass
 class Opts:
     quick: bool = False
+    # the device model of the adaptive part; None: ADAPTIVE_DEVICE
+    adaptive_device: str | None = None
 
     def dur(self, full: float, quick: float) -> float:
         return quick if self.quick else full
@@ -554,33 +556,41 @@ def _metric(r: SimResult, goal: str) -> float:
 ADAPTIVE_GOALS = ("throughput", "mean", "min", "latency")
 
 
+def adaptive_device(o: Opts) -> str:
+    return o.adaptive_device or ADAPTIVE_DEVICE
+
+
 def agent_variants(o: Opts) -> dict[str, dict[str, Any]]:
     """The agents compared: name -> AgentChooser settings. `ioaz`: the shipped matrices;
-    `ioaz-calibrated`: matrices measured on the device (sim/matrices); `ioaz-model`: a model
-    trained on the device (report_models; full runs only, its training takes minutes)."""
+    `ioaz-calibrated`: matrices measured on the device (sim/matrices/DEVICE-GOAL.yaml);
+    `ioaz-model`: a model trained on the device (report_models, wd500 only; full runs only,
+    its training takes minutes)."""
+    from .report_models import MODEL_DEVICE
+
+    dev = adaptive_device(o)
     variants: dict[str, dict[str, Any]] = {"ioaz": {}}
-    cal = calibrated_config()
+    cal = calibrated_config(CALIBRATED_DIR, dev)
     if cal is not None:
         variants["ioaz-calibrated"] = {"config": cal}
-        if not o.quick:
+        if not o.quick and dev == MODEL_DEVICE:
             from .report_models import trained_models
             variants["ioaz-model"] = {"config": cal, "models": trained_models(ADAPTIVE_GOALS)}
     return variants
 
 
-def _agent(settings: dict[str, Any], goal: str, config: Any = None) -> Any:
-    """An AgentChooser for one variant and goal, starting from START; `config` replaces the
-    variant's DecideConfig (the hysteresis sweep)."""
+def _agent(settings: dict[str, Any], goal: str, dev: str, config: Any = None) -> Any:
+    """An AgentChooser for one variant and goal on device model `dev`, starting from START;
+    `config` replaces the variant's DecideConfig (the hysteresis sweep)."""
     from ioaz.sim.adaptive import AgentChooser
 
-    d0 = load_device(ADAPTIVE_DEVICE)
+    d0 = load_device(dev)
     return AgentChooser(goal=goal, size_bytes=d0.capacity_sectors * 512, start_policy=START,
                         config=config if config is not None else settings.get("config"),
                         model=settings.get("models", {}).get(goal))
 
 
 def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
-    dev = ADAPTIVE_DEVICE
+    dev = adaptive_device(o)
     statics = ["fcfs", "deadline", "anticipatory", "cfq", "vr", "stream"] if o.quick else \
         ["fcfs", "noop", "deadline", "anticipatory", "cfq", "vr", "sstf", "scan", "stream",
          "kyber"]
@@ -608,7 +618,7 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
             for variant in variants:
                 for into, w in ((runs_ad, _mix(mix, phase_s)),
                                 (runs_ss, repeated(_mix(mix, phase_s)))):
-                    ch = _agent(variants[variant], goal)
+                    ch = _agent(variants[variant], goal, dev)
                     r = run_sim(dev, START, w, chooser=ch, keep_windows=True)
                     into[variant] = (r, ch)
             ad, ch = runs_ad["ioaz"]
@@ -777,10 +787,10 @@ def _hysteresis_sweep(out: dict[str, Any],
     for variant in out["variants"]:
         base = variants[variant].get("config") or DecideConfig()
         for h in (1, 2, 3):
-            ch = _agent(variants[variant], "throughput",
+            ch = _agent(variants[variant], "throughput", out["device"],
                         config=dc_replace(base, hysteresis_windows=h,
                                           first_choice_windows=h))
-            r = run_sim(ADAPTIVE_DEVICE, START, _mix("phases", 10.0), chooser=ch)
+            r = run_sim(out["device"], START, _mix("phases", 10.0), chooser=ch)
             rows.append({"agent": variant, "hysteresis_windows": h,
                          "mb_s": r.throughput_mb_s, "switches": len(r.switches),
                          "vs_best_static": r.throughput_mb_s / ref["best_static_value"],
@@ -794,7 +804,7 @@ def _trace_runs(o: Opts, statics: list[str],
     replayed open loop: every scheduler moves the same bytes, so the comparison is latency."""
     if not TRACE.exists():
         return {"skipped": f"{TRACE} not found"}
-    dev = ADAPTIVE_DEVICE
+    dev = adaptive_device(o)
     empty = Workload("trace", [])
     res = {s: run_sim(dev, s, empty, trace=TRACE) for s in statics}
     out: dict[str, Any] = {"file": str(TRACE.name), "device": dev, "static": {}, "adaptive": {}}
@@ -802,7 +812,7 @@ def _trace_runs(o: Opts, statics: list[str],
         out["static"][s] = {"mb_s": r.throughput_mb_s, "p50_ms": (r.p50_latency_s or 0) * 1e3,
                             "p99_ms": (r.p99_latency_s or 0) * 1e3, "requests": r.requests}
     for variant, goal in ((v, g) for v in variants for g in ("throughput", "latency")):
-        ch = _agent(variants[variant], goal)
+        ch = _agent(variants[variant], goal, dev)
         r = run_sim(dev, START, empty, chooser=ch, trace=TRACE)
         out["adaptive"][f"{variant}, {goal}"] = {"mb_s": r.throughput_mb_s,
                                  "p50_ms": (r.p50_latency_s or 0) * 1e3,
@@ -1035,8 +1045,9 @@ SIM_SUITES = {"ioaz": suite_ioaz, "carroll": suite_carroll, "xujiang": suite_xuj
               "adaptive": suite_adaptive, "speed": suite_speed}
 
 
-def run_all(rep: Report, quick: bool, only: list[str] | None = None) -> None:
-    o = Opts(quick=quick)
+def run_all(rep: Report, quick: bool, only: list[str] | None = None,
+            adaptive_device: str | None = None) -> None:
+    o = Opts(quick=quick, adaptive_device=adaptive_device)
     for name, fn in SIM_SUITES.items():
         if only and name not in only:
             continue
