@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", default=None, metavar="MODEL",
                    help="report: the simulator device model of the adaptive part (default "
                         "wd500); its calibrated agent uses agent/ioaz/sim/matrices/MODEL-GOAL.yaml "
-                        "when they are there, and the model agent runs on wd500 only")
+                        "when they are there, and its model agent is trained on it")
     p.add_argument("--only", action="append", default=None, metavar="PART",
                    help="report: run only this part (ioaz, carroll, xujiang, adaptive, speed, "
                         "real); repeat for more")

@@ -1,5 +1,5 @@
 """Trained models for the benchmark report's `ioaz-model` agent: ioazd's `classifier: {type:
-model}` on the simulator's wd500 disk.
+model}` on the simulator's wd500 disk (or the disk of `ioaz-lab bench report --device`).
 
 The IOAZ matrices decide by class (processes 1|4|8|16+, sequential|random, read|write), and a
 class can hold workloads that want different schedulers: on wd500, 16 synchronous sequential
@@ -62,33 +62,36 @@ def held_out() -> set[str]:
     return {w.id for w in grid.full_grid() if key(w) in cats}
 
 
-def calibration(log=sys.stderr) -> Path:
-    """Every grid workload under every policy on wd500 (resumable, like ioaz-lab calibrate)."""
+def calibration(log=sys.stderr, device: str = MODEL_DEVICE) -> Path:
+    """Every grid workload under every policy on the device model (resumable, like
+    ioaz-lab calibrate)."""
     from ..learn import grid, simcal
     from ..learn.dataset import DatasetWriter
     from ..learn.progress import Progress
-    out = CACHE / f"{MODEL_DEVICE}-grid-{_digest()}.csv"
+    out = CACHE / f"{device}-grid-{_digest()}.csv"
     works = grid.sample(len(grid.full_grid()))
     jobs = [(w, c) for w in works for c in simcal.SIM_CANDIDATES]
-    bar = Progress(len(jobs), f"report: calibrate {MODEL_DEVICE}", out=log)
+    bar = Progress(len(jobs), f"report: calibrate {device}", out=log)
     with DatasetWriter(out) as ds:
         for w, c in jobs:
             if (w.id, c, 0) in ds.done:
                 bar.skip()
                 continue
-            row = simcal.run_one(MODEL_DEVICE, w, c, SECONDS, 0, WINDOW_S)
-            row.device = MODEL_DEVICE
+            row = simcal.run_one(device, w, c, SECONDS, 0, WINDOW_S)
+            row.device = device
             ds.write(row)
             bar.step(f"{w.id} {c}")
     return out
 
 
-def trained_models(goals: tuple[str, ...], log=sys.stderr) -> dict[str, Any]:
+def trained_models(goals: tuple[str, ...], log=sys.stderr,
+                   device: str = MODEL_DEVICE) -> dict[str, Any]:
     """goal -> ioaz.learn.model_io.Model, trained (family by GroupKFold, as ioaz-lab train)
-    on the calibration without the held-out workloads; reused while the code is unchanged."""
+    on the device model's calibration without the held-out workloads; reused while the code
+    is unchanged."""
     from ..learn import model_io, trainer
     from ..learn.dataset import read_rows
-    data = calibration(log)
+    data = calibration(log, device)
     rows = None
     out: dict[str, Any] = {}
     skip_key = hashlib.sha256(",".join(sorted(held_out())).encode()).hexdigest()[:8]
@@ -106,7 +109,7 @@ def trained_models(goals: tuple[str, ...], log=sys.stderr) -> dict[str, Any]:
                           trained_on={"dataset": data.name, "rows": len(rows),
                                       "workloads": len({r.workload for r in rows}),
                                       "held_out": sorted(held_out()),
-                                      "devices": [MODEL_DEVICE]},
+                                      "devices": [device]},
                           evaluation={"family_scores": scores})
         out[goal] = model_io.load(path)
     return out

@@ -563,18 +563,17 @@ def adaptive_device(o: Opts) -> str:
 def agent_variants(o: Opts) -> dict[str, dict[str, Any]]:
     """The agents compared: name -> AgentChooser settings. `ioaz`: the shipped matrices;
     `ioaz-calibrated`: matrices measured on the device (sim/matrices/DEVICE-GOAL.yaml);
-    `ioaz-model`: a model trained on the device (report_models, wd500 only; full runs only,
-    its training takes minutes)."""
-    from .report_models import MODEL_DEVICE
-
+    `ioaz-model`: a model trained on the device (report_models; full runs only, its
+    calibration and training take minutes the first time)."""
     dev = adaptive_device(o)
     variants: dict[str, dict[str, Any]] = {"ioaz": {}}
     cal = calibrated_config(CALIBRATED_DIR, dev)
     if cal is not None:
         variants["ioaz-calibrated"] = {"config": cal}
-        if not o.quick and dev == MODEL_DEVICE:
+        if not o.quick:
             from .report_models import trained_models
-            variants["ioaz-model"] = {"config": cal, "models": trained_models(ADAPTIVE_GOALS)}
+            variants["ioaz-model"] = {"config": cal,
+                                      "models": trained_models(ADAPTIVE_GOALS, device=dev)}
     return variants
 
 
