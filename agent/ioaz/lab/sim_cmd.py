@@ -149,21 +149,19 @@ def run(args: argparse.Namespace) -> int:
                                   keep_windows=args.windows))
             results.append(sim.run())
         if args.adaptive:
-            from ioaz.lab.report_sim import calibrated_config
+            from ioaz.lab.report_sim import CALIBRATED_DIR, CALIBRATED_PREFIX, calibrated_config
             from ioaz.sim.adaptive import AgentChooser
 
+            # --calibrated is --matrices with the set measured on wd500
+            where = Path(args.matrices) if args.matrices else \
+                CALIBRATED_DIR / CALIBRATED_PREFIX if args.calibrated else None
             cfg = None
-            if args.matrices:
-                where = Path(args.matrices)
+            if where is not None:
                 cfg = calibrated_config(where.parent, where.name)
                 if cfg is None:
-                    raise ValueError(f"--matrices {args.matrices}: expected {where.parent}/"
+                    raise ValueError(f"--matrices {where}: expected {where.parent}/"
                                      f"{where.name}-GOAL.yaml for every goal (ioaz-lab derive "
                                      "writes them)")
-            elif args.calibrated:
-                cfg = calibrated_config()
-                if cfg is None:
-                    raise ValueError("--calibrated: no matrices in agent/ioaz/sim/matrices")
             dev = load_device(args.device)
             chooser = AgentChooser(goal=args.goal, size_bytes=dev.capacity_sectors * 512,
                                    rotational=not args.device.startswith("ssd"),
