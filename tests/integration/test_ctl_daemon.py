@@ -197,12 +197,13 @@ def test_pause_holds_the_scheduler_and_resume_lets_ioaz_decide(ioazd):
         assert ioazd.ctl("resume", dev).returncode == 0
         wait_for("bfq after resume", lambda: active(dev) == "bfq", 6)
         assert ioazd.device()["mode"] == "auto"
-        # the window right after a switch is the cooldown's, with no verdict: wait for a
-        # judged one
+        # the window right after a switch is the cooldown's, with no verdict: each explain
+        # (JSON, then the human one, a window may pass between) waits for a judged window
         ex = wait_for("a judged window after the switch", lambda: (
             e if (e := ioazd.ctl_json("explain", dev))["decision"]["verdict"] else None), 4)
         assert ex["decision"]["verdict"]["policy"] == "anticipatory"
-        human = ioazd.ctl("explain", dev).stdout
+        human = wait_for("explain of a judged window", lambda: (
+            o if "(cooldown)" not in (o := ioazd.ctl("explain", dev).stdout) else None), 4)
         assert "8/random/read" in human and "ioaz-table3-mean" in human
     finally:
         fio.kill()
