@@ -79,7 +79,11 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     m = load_matrix(path)
     cell = m.tables["mean"]["4/random/read"]
     assert cell.policy == "cfq" and cell.source.kind == "measured"
+    # the runner-up and the lead over it, for the trials (decide/trial.py)
+    assert (cell.runner_up, cell.margin_points) == ("deadline", 20.0)
     assert m.tables["mean"]["1/sequential/read"].source.kind == "judgement"
+    # a cell no workload fell in has no measured runner-up
+    assert m.tables["mean"]["16+/random/write"].runner_up is None
 
 
 def test_the_closed_loop_settles_or_pays_for_its_cycle():

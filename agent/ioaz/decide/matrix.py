@@ -43,6 +43,10 @@ class Cell:
     source: Source
     note: str | None
     line: int         # where the cell is written, for `ioazctl explain`
+    # The policy measured second for this class and the winner's lead over it, in points of
+    # share of the per-workload best (derived matrices only; the papers give winners only).
+    runner_up: str | None = None
+    margin_points: float | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,12 @@ def _semantic_issues(doc: Doc) -> list[Issue]:
                                             f"{'/'.join(axes)})", at_key=True))
                 continue
             src = cell.get("source") if isinstance(cell, dict) else None
+            runner = cell.get("runner_up") if isinstance(cell, dict) else None
+            if runner is not None and runner["policy"] == cell["policy"]:
+                rpath = cpath + ("runner_up", "policy")
+                out.append(doc.issue(rpath, f"{format_path(rpath)}: the runner-up is the cell's "
+                                            f"own policy (got {runner['policy']!r}, expected "
+                                            "another policy)"))
             if src is not None and src not in sources:
                 out.append(doc.issue(cpath + ("source",),
                                      f"{format_path(cpath + ('source',))}: unknown source (got "
@@ -139,8 +149,14 @@ def _build(doc: Doc) -> Matrix:
     for goal, cells in d["goals"].items():
         table: dict[str, Cell] = {}
         for key, cell in cells.items():
-            policy, src, note = (cell, default, None) if isinstance(cell, str) else (
-                cell["policy"], cell.get("source", default), cell.get("note"))
-            table[key] = Cell(key, policy, sources[src], note, doc.key_line(("goals", goal, key)))
+            if isinstance(cell, str):
+                table[key] = Cell(key, cell, sources[default], None,
+                                  doc.key_line(("goals", goal, key)))
+                continue
+            runner = cell.get("runner_up")
+            table[key] = Cell(key, cell["policy"], sources[cell.get("source", default)],
+                              cell.get("note"), doc.key_line(("goals", goal, key)),
+                              runner["policy"] if runner else None,
+                              float(runner["margin_points"]) if runner else None)
         tables[goal] = table
     return Matrix(doc.file, d["name"], tuple(d["axes"]), sources, tables)

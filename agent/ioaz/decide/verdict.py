@@ -26,6 +26,8 @@ class Verdict:
     source: str | None = None     # citation of the cell
     source_kind: str | None = None  # measured | published | judgement
     rule: str | None = None       # which matrix rule chose the matrix
+    runner_up: str | None = None  # the cell's second policy, and the winner's lead over it
+    margin_points: float | None = None  # (points of share of the per-workload best)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -67,4 +69,5 @@ class MatrixVerdicts:
             f"source {cell.source.key}{kind})",
             matrix=m.path, cell=cell.key, cell_line=cell.line, source=cell.source.cite,
             source_kind=cell.source.kind, rule=choice.rule.describe(),
+            runner_up=cell.runner_up, margin_points=cell.margin_points,
         )

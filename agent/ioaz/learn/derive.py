@@ -168,9 +168,13 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
             f"runs), derived by ioaz-lab derive")
     cells = {}
     for key, c in table.items():
-        cell = {"policy": c.policy, "note": c.note()}
+        cell: dict = {"policy": c.policy, "note": c.note()}
         if not c.clear:
             cell["source"] = "unclear"
+        # a runner-up that is another realisation of the same policy is no alternative
+        if c.runner_up and c.runner_up != c.policy and not c.empty and c.margin is not None:
+            cell["runner_up"] = {"policy": c.runner_up,
+                                 "margin_points": round(100 * c.margin, 1)}
         cells[key] = cell
     return {
         "kind": "matrix", "name": name,
