@@ -61,6 +61,20 @@ class DecideConfig:
     # window the class is noise.
     idle_iops: float = 1.0
     min_requests: int = 20
+    # Trials of a near-tie cell's runner-up (trial.py): cells whose policy led by less than
+    # trial_margin_points (0: never), after trial_after_windows judged windows settled in the
+    # cell, for trial_windows judged windows; the runner-up is kept when its measure is at
+    # least trial_min_gain better, and the cell is not tried again for trial_retry_s.
+    # 5 points: a lead that small is within what one workload of the class can reverse (on
+    # the wd500 calibration 29 of 32 cells qualify, the database's cfq-over-stream by 2.7).
+    # 10 windows settled: a trial costs a few windows and two switches, worth it only in a
+    # phase that has lasted. 10% gain: a 3-window mean of one scheduler against another's
+    # varies by a few percent on a real device doing the same thing.
+    trial_margin_points: float = 5.0
+    trial_after_windows: int = 10
+    trial_windows: int = 3
+    trial_min_gain: float = 0.1
+    trial_retry_s: float = 3600.0
     matrix_rules: tuple[Rule, ...] = DEFAULT_RULES
     file: str = "(defaults)"
 
@@ -115,6 +129,11 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         flip_flop_stay_s=float(d.get("flip_flop_stay_s", defaults.flip_flop_stay_s)),
         idle_iops=float(d.get("idle_iops", defaults.idle_iops)),
         min_requests=d.get("min_requests", defaults.min_requests),
+        trial_margin_points=float(d.get("trial_margin_points", defaults.trial_margin_points)),
+        trial_after_windows=d.get("trial_after_windows", defaults.trial_after_windows),
+        trial_windows=d.get("trial_windows", defaults.trial_windows),
+        trial_min_gain=float(d.get("trial_min_gain", defaults.trial_min_gain)),
+        trial_retry_s=float(d.get("trial_retry_s", defaults.trial_retry_s)),
         matrix_rules=rules,
         file=doc.file,
     )

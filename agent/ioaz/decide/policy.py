@@ -15,6 +15,7 @@ decides whether acting on it now is wise:
                          only return_hold_s after the return (a verdict the scheduler
                          itself shapes can cycle)
   budget                 at most K automatic switches per sliding hour
+  trial                  a near-tie cell's runner-up measured against its policy (trial.py)
 """
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ from ..classify.types import WindowFeatures
 from .config import DecideConfig
 from .policies import PolicyTable, Resolution, resolve
 from .rules import DeviceInfo, goal_for
+from .trial import (
+    Trial,
+    TrialResult,
+    cell_id,
+    conclude,
+    kept_for,
+    live_results,
+    measure,
+    should_start,
+)
 from .verdict import Verdict, VerdictProvider
 
 HOUR_S = 3600.0
@@ -66,6 +77,13 @@ class DeviceState:
     cycle: tuple[str, ...] = ()
     available: tuple[str, ...] = ()       # queue/scheduler choices; () = unknown
     note: str = ""                        # why the mode is what it is (manual, pin)
+    # trials (trial.py): the cell settled in with its policy in force, for how many
+    # consecutive judged windows, and the goal's measure in the last of them
+    settled: str | None = None
+    settled_n: int = 0
+    recent: tuple[float, ...] = ()
+    trial: Trial | None = None            # a trial under way
+    trials: tuple[TrialResult, ...] = ()  # the trials of the last trial_retry_s
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -170,17 +188,27 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                    f"{now - state.last_switch:.1f} s after a switch (< {config.cooldown_s:g} s):"
                    " this window measures the switch, not the workload", state)
 
+    if state.trial is not None:
+        return _trial_window(features, state, config, goal, now, out, policies)
+
     verdict = provider.verdict(features, state.info, goal)
     wanted = verdict.policy
     if wanted is None:
         return out("hold", "no_verdict", verdict.text, state, verdict)
+    live = live_results(state.trials, now, config)
+    kept = kept_for(verdict, live)
+    if kept is not None:
+        verdict = replace(verdict, policy=kept.runner_up,
+                          text=f"{verdict.text}; but a trial {now - kept.at:.0f} s ago kept "
+                               f"{kept.runner_up} for this cell on this device: {kept.why}")
+        wanted = kept.runner_up
     if wanted == state.policy:
-        return out("hold", verdict.provider.split(":")[0],
-                   f"{verdict.text}; already in force",
-                   replace(state, candidate=None, streak=0), verdict)
+        return _in_force(features, replace(state, trials=live), config, goal, now, verdict,
+                         out, policies)
 
     streak = state.streak + 1 if wanted == state.candidate else 1
-    state2 = replace(state, candidate=wanted, streak=streak)
+    state2 = replace(state, candidate=wanted, streak=streak, settled=None, settled_n=0,
+                     recent=(), trials=live)
     found = state.last_switch is None   # the scheduler found at start: nothing chosen yet
     needed = min(config.first_choice_windows, config.hysteresis_windows) if found \
         else config.hysteresis_windows
@@ -225,11 +253,102 @@ def _flip_flop(state: DeviceState, wanted: str, now: float, hold_s: float,
         and (t1 - t0 < stay_s or held_before)
 
 
-def _switched(state: DeviceState, policy: str, now: float, auto: bool = False) -> DeviceState:
-    history = (state.history + ((now, state.policy, policy),))[-2:] if auto else ()
-    cycle = state.cycle if auto and policy in state.cycle else ()
+def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig, goal: str,
+              now: float, verdict: Verdict, out: Any,
+              policies: PolicyTable | None) -> Decision:
+    """The verdict is the policy in force: hold, count the window as settled in its cell,
+    and start a trial of the cell's runner-up when it is due (trial.py)."""
+    cid = cell_id(verdict)
+    same = cid is not None and cid == state.settled
+    value = measure(features, goal)
+    recent = ((state.recent if same else ()) + (() if value is None else (value,)))
+    state = replace(state, candidate=None, streak=0, settled=cid,
+                    settled_n=state.settled_n + 1 if same else 1,
+                    recent=recent[-config.trial_windows:])
+    hold_text = f"{verdict.text}; already in force"
+    runner = should_start(verdict, goal, state.settled_n, state.recent, state.trials, config)
+    wc = features.workload_class
+    if runner is None or cid is None or wc is None or state.policy is None:
+        return out("hold", verdict.provider.split(":")[0], hold_text, state, verdict)
+    if state.since is not None and now - state.since < config.min_dwell_s:
+        return out("hold", verdict.provider.split(":")[0], hold_text, state, verdict)
+    if len(state.switches) + 2 > config.max_switches_per_hour:
+        return out("hold", verdict.provider.split(":")[0], hold_text + "; no room in the "
+                   f"switch budget to try the runner-up {runner}", state, verdict)
+    res = resolve(runner, policies, state.available) if policies and state.available else None
+    if res is not None and res.scheduler is None:
+        return out("hold", verdict.provider.split(":")[0], hold_text + f"; the runner-up "
+                   f"{runner} cannot be tried: {res.reason}", state, verdict)
+    base_value = sum(state.recent) / len(state.recent)
+    trial = Trial(cid, state.policy, runner, base_value, wc.processes, now)
+    text = (f"{verdict.text}; settled {state.settled_n} windows: trying the runner-up {runner} "
+            f"(the cell's lead over it is {verdict.margin_points:g} points) for "
+            f"{config.trial_windows} windows against {base_value / 1e6:.2f} MB/s under "
+            f"{state.policy}")
+    return out("switch", "trial", text,
+               replace(_switched(state, runner, now, keep_history=True), trial=trial),
+               verdict, res)
+
+
+def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideConfig,
+                  goal: str, now: float, out: Any,
+                  policies: PolicyTable | None) -> Decision:
+    """A judged window under the runner-up being tried: measure it; after trial_windows,
+    keep the runner-up for the cell or go back to the cell's policy."""
+    t = state.trial
+    assert t is not None
+    key = t.cell.rsplit(":", 1)[-1]
+    wc = features.workload_class
+    value = measure(features, goal)
+    if value is None or wc is None or wc.processes != t.processes:
+        why = (f"the goal is now {goal}" if value is None else
+               "no class this window" if wc is None else
+               f"the processes went from {t.processes} to {wc.processes}: another workload")
+        result = TrialResult(t.cell, t.base, t.runner_up, now, False, None,
+                             f"abandoned: {why}")
+        return _trial_back(state, result, now, out, policies,
+                           f"trial of {t.runner_up} for cell {key} abandoned ({why})")
+    values = t.values + (value,)
+    if len(values) < config.trial_windows:
+        return out("hold", "trial",
+                   f"trial of {t.runner_up} for cell {key}: window {len(values)} of "
+                   f"{config.trial_windows}, {value / 1e6:.2f} MB/s against "
+                   f"{t.base_value / 1e6:.2f} MB/s under {t.base}",
+                   replace(state, trial=replace(t, values=values)))
+    result = conclude(replace(t, values=values), now, config)
+    if result.kept:
+        return out("hold", "trial",
+                   f"trial of {t.runner_up} for cell {key}: {result.why}: {t.runner_up} kept "
+                   f"for this cell for {config.trial_retry_s:g} s",
+                   replace(state, trial=None, trials=state.trials + (result,), settled=None,
+                           settled_n=0, recent=()))
+    return _trial_back(state, result, now, out, policies,
+                       f"trial of {t.runner_up} for cell {key}: {result.why}")
+
+
+def _trial_back(state: DeviceState, result: TrialResult, now: float, out: Any,
+                policies: PolicyTable | None, text: str) -> Decision:
+    """Back to the cell's policy after a trial; the switch was reserved when the trial
+    started, so neither the budget nor the damping holds it."""
+    res = resolve(result.base, policies, state.available) \
+        if policies and state.available else None
+    back = _switched(replace(state, trial=None, trials=state.trials + (result,)), result.base,
+                     now, keep_history=True)
+    return out("switch", "trial", f"{text}: back to {result.base}", back, resolution=res)
+
+
+def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
+              keep_history: bool = False) -> DeviceState:
+    """The state after a switch to `policy`. `auto`: a verdict's switch, kept for the
+    flip-flop guard; `keep_history`: a trial's, which leaves that guard's record alone."""
+    if keep_history:
+        history, cycle = state.history, state.cycle
+    else:
+        history = (state.history + ((now, state.policy, policy),))[-2:] if auto else ()
+        cycle = state.cycle if auto and policy in state.cycle else ()
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
-                   switches=state.switches + (now,), history=history, cycle=cycle)
+                   switches=state.switches + (now,), history=history, cycle=cycle,
+                   settled=None, settled_n=0, recent=())
 
 
 # -- what the administrator and the daemon do to a state (pure too) --------------------------
@@ -249,7 +368,7 @@ def pin(state: DeviceState, policy: str, now: float,
         duration_s: float | None = None) -> DeviceState:
     return replace(state, mode=Mode.PINNED,
                    pin=Pin(policy, None if duration_s is None else now + duration_s),
-                   candidate=None, streak=0, note=f"pinned to {policy}")
+                   candidate=None, streak=0, trial=None, note=f"pinned to {policy}")
 
 
 def unpin(state: DeviceState) -> DeviceState:
@@ -259,12 +378,13 @@ def unpin(state: DeviceState) -> DeviceState:
 
 
 def pause(state: DeviceState) -> DeviceState:
-    return replace(state, mode=Mode.PAUSED, candidate=None, streak=0, note="paused")
+    return replace(state, mode=Mode.PAUSED, candidate=None, streak=0, trial=None,
+                   note="paused")
 
 
 def to_manual(state: DeviceState, why: str) -> DeviceState:
     """Someone changed the scheduler or a knob behind our back (seen by the actuator)."""
-    return replace(state, mode=Mode.MANUAL, candidate=None, streak=0, note=why)
+    return replace(state, mode=Mode.MANUAL, candidate=None, streak=0, trial=None, note=why)
 
 
 def resume(state: DeviceState, now: float) -> DeviceState:
@@ -279,7 +399,8 @@ def resume(state: DeviceState, now: float) -> DeviceState:
 def set_goal(state: DeviceState, goal: str | None) -> DeviceState:
     """`ioazctl goal DEV GOAL` (None: back to the configured goal). Evidence gathered for
     the old goal's verdict does not carry over."""
-    return replace(state, goal=goal, candidate=None, streak=0)
+    return replace(state, goal=goal, candidate=None, streak=0, settled=None, settled_n=0,
+                   recent=())
 
 
 __all__ = [

@@ -1,0 +1,111 @@
+"""Trials: measuring a near-tie cell's runner-up on the device itself.
+
+A matrix cell holds the policy that won across the calibration workloads of its class; when
+it won by a few points, which of the two serves *this* workload better is not settled by the
+matrix. Worse, some classes are shaped by the scheduler serving them: the simulator's
+database mix (8 random readers, a synchronous log writer) reads as 8/random/read under cfq,
+whose slices starve the log writer, and as 8/sequential/write under stream, which serves it
+4 times faster. Each scheduler's view calls for itself, so a matrix alone never leaves the
+worse one (agent/ioaz/sim/README.md).
+
+So, once a device has stayed in one cell under that cell's policy for `trial_after_windows`
+judged windows, and the cell's runner-up trailed by under `trial_margin_points`, ioaz
+switches to the runner-up for `trial_windows` judged windows and compares the goal's
+measure with the same number of windows just before. It keeps the runner-up for that cell
+when it did at least `trial_min_gain` better, and goes back otherwise. Either way the cell is
+not tried again on that device for `trial_retry_s`. A trial needs room for two switches in
+the hourly budget, and it is abandoned (going back) when the number of processes changes
+during it, which means the workload changed and the comparison would not be fair.
+
+Only throughput and mean have a measure every window can give: the bytes the device moved
+(IOAZ's mean is the mean per-process rate, the same ordering while the processes are the
+same). min and max need each process's bytes, which the probe does not count, and latency
+percentiles from log2 histograms are too coarse to tell 10% apart: no trials for those goals.
+
+Pure, as policy.py: no clock, no sysfs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..classify.types import WindowFeatures
+from .config import DecideConfig
+from .verdict import Verdict
+
+TRIAL_GOALS = ("throughput", "mean")
+
+
+@dataclass(frozen=True)
+class Trial:
+    """A trial under way: the runner-up is in force and being measured."""
+
+    cell: str              # "matrix name:cell key" the trial is for
+    base: str              # the cell's policy, in force before
+    runner_up: str
+    base_value: float      # mean measure over the judged windows just before, bytes/s
+    processes: str         # the class's process bucket when it started
+    started: float
+    values: tuple[float, ...] = ()   # the measure in each judged window under the runner-up
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    cell: str
+    base: str
+    runner_up: str
+    at: float
+    kept: bool
+    gain: float | None     # runner-up / base - 1; None when the trial was abandoned
+    why: str
+
+
+def measure(features: WindowFeatures, goal: str) -> float | None:
+    """The goal's measure in one window, or None for goals trials do not serve."""
+    if goal not in TRIAL_GOALS:
+        return None
+    return features.read_bytes_per_s + features.write_bytes_per_s
+
+
+def cell_id(verdict: Verdict) -> str | None:
+    if verdict.cell is None:
+        return None
+    return f"{verdict.matrix or ''}:{verdict.cell}"
+
+
+def live_results(results: tuple[TrialResult, ...], now: float,
+                 config: DecideConfig) -> tuple[TrialResult, ...]:
+    return tuple(r for r in results if now - r.at < config.trial_retry_s)
+
+
+def kept_for(verdict: Verdict, results: tuple[TrialResult, ...]) -> TrialResult | None:
+    """A trial on this device that found the cell's runner-up better than the cell's policy."""
+    cid = cell_id(verdict)
+    return next((r for r in results if r.kept and r.cell == cid and r.base == verdict.policy),
+                None)
+
+
+def should_start(verdict: Verdict, goal: str, settled: int, recent: tuple[float, ...],
+                 results: tuple[TrialResult, ...], config: DecideConfig) -> str | None:
+    """The runner-up to try now, or None. `settled`: consecutive judged windows in this
+    cell with its policy in force; `recent`: the measure in the last of them."""
+    if config.trial_margin_points <= 0 or goal not in TRIAL_GOALS:
+        return None
+    if verdict.runner_up is None or verdict.margin_points is None \
+            or verdict.margin_points >= config.trial_margin_points:
+        return None
+    if settled < config.trial_after_windows or len(recent) < config.trial_windows:
+        return None
+    cid = cell_id(verdict)
+    if cid is None or any(r.cell == cid for r in results):
+        return None
+    return verdict.runner_up
+
+
+def conclude(trial: Trial, now: float, config: DecideConfig) -> TrialResult:
+    value = sum(trial.values) / len(trial.values)
+    gain = value / trial.base_value - 1 if trial.base_value > 0 else 0.0
+    kept = gain >= config.trial_min_gain
+    why = (f"{trial.runner_up} moved {value / 1e6:.2f} MB/s over {len(trial.values)} windows "
+           f"against {trial.base_value / 1e6:.2f} MB/s under {trial.base} just before "
+           f"({100 * gain:+.0f}%; kept from {100 * config.trial_min_gain:+.0f}%)")
+    return TrialResult(trial.cell, trial.base, trial.runner_up, now, kept, gain, why)

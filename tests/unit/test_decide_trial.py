@@ -1,0 +1,212 @@
+"""Trials of a near-tie cell's runner-up (decide/trial.py), through policy.step as ioazd and
+the simulator drive it: when one starts, how it is measured, what it keeps, what it gives back.
+
+The matrix is written here, on the processes axis only: 8 processes -> cfq, whose lead over
+stream was 2.7 points (the simulator's database cell on wd500), 4 -> deadline by 9 points
+over sstf (no trial), the others without a runner-up.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from ioaz.classify.types import WindowFeatures, WorkloadClass
+from ioaz.decide import (
+    DecideConfig,
+    Decision,
+    DeviceInfo,
+    DeviceState,
+    MatrixVerdicts,
+    ValidationError,
+    initial_state,
+    load_context,
+    load_matrix,
+    pin,
+    step,
+)
+from ioaz.decide.rules import Rule
+
+MATRIX = """\
+kind: matrix
+name: trial-test
+description: for tests of the trials
+axes: [processes]
+sources:
+  test: {cite: written for this test, kind: judgement}
+default_source: test
+goals:
+  GOAL:
+    "1": fcfs
+    "4": {policy: deadline, runner_up: {policy: sstf, margin_points: 9.0}}
+    "8": {policy: cfq, runner_up: {policy: stream, margin_points: 2.7}}
+    16+: deadline
+"""
+
+HDD = DeviceInfo("sdz", rotational=True, size_bytes=1 << 40)
+# no hysteresis or dwell in the way: these tests are about the trial
+CFG = DecideConfig(goal="throughput", hysteresis_windows=1, first_choice_windows=1,
+                   min_dwell_s=0, cooldown_s=0, max_switches_per_hour=100,
+                   trial_after_windows=4, trial_windows=3)
+
+
+def provider(tmp_path: Path, goals: tuple[str, ...] = ("throughput",)) -> MatrixVerdicts:
+    p = tmp_path / "trial-test.yaml"
+    p.write_text("".join(MATRIX.replace("GOAL", g) if i == 0 else
+                         MATRIX.replace("GOAL", g).split("goals:\n", 1)[1]
+                         for i, g in enumerate(goals)))
+    m = load_matrix(p)
+    return MatrixVerdicts((Rule(0, {g: p.name for g in goals}),), {p.name: m})
+
+
+def feats(procs: str, mb_s: float) -> WindowFeatures:
+    return WindowFeatures(
+        device="sdz", window_s=1.0, iops=200.0, read_bytes_per_s=mb_s * 1e6,
+        write_bytes_per_s=0.0, read_ratio=1.0, seq_ratio=0.0, processes=8, avg_depth=4.0,
+        mean_size_bytes=8192.0, p50_latency_s=0.004, p99_latency_s=0.02, merge_ratio=0.0,
+        workload_class=WorkloadClass(procs, "random", "read"), requests=200)
+
+
+def run(windows: list[tuple[str, float]], prov: MatrixVerdicts, config: DecideConfig = CFG,
+        state: DeviceState | None = None, t0: float = 1000.0) -> list[Decision]:
+    """One window a second: (process bucket, MB/s)."""
+    state = state or initial_state(HDD)
+    out = []
+    for i, (procs, mb) in enumerate(windows):
+        d = step(feats(procs, mb), state, config, prov, t0 + i)
+        out.append(d)
+        state = d.state
+    return out
+
+
+def switches(ds: list[Decision]) -> list[tuple[str | None, str | None, str]]:
+    return [(d.previous, d.policy, d.reason) for d in ds if d.switch]
+
+
+def test_a_better_runner_up_is_kept_for_its_cell(tmp_path: Path) -> None:
+    prov = provider(tmp_path)
+    # cfq chosen at once, 4 windows settled at 2 MB/s; stream does 6 MB/s
+    ds = run([("8", 2.0)] * 5 + [("8", 6.0)] * 3 + [("8", 6.0)] * 20, prov)
+    assert switches(ds) == [(None, "cfq", "matrix"), ("cfq", "stream", "trial")]
+    start = ds[4]
+    assert "trying the runner-up stream" in start.text and "2.7 points" in start.text
+    assert "2.00 MB/s under cfq" in start.text
+    assert [d.reason for d in ds[5:8]] == ["trial"] * 3
+    assert "window 1 of 3" in ds[5].text
+    assert "+200%" in ds[7].text and "stream kept for this cell" in ds[7].text
+    # the cell still says cfq; the kept trial answers stream, and no second trial starts
+    later = ds[8:]
+    assert all(d.action == "hold" and d.policy == "stream" for d in later)
+    assert "but a trial" in later[-1].text and "already in force" in later[-1].text
+    [kept] = later[-1].state.trials
+    assert kept.kept and kept.gain == pytest.approx(2.0)
+
+
+def test_a_runner_up_no_better_is_given_back_and_not_tried_again_for_an_hour(
+        tmp_path: Path) -> None:
+    prov = provider(tmp_path)
+    ds = run([("8", 2.0)] * 5 + [("8", 2.1)] * 3 + [("8", 2.0)] * 30, prov)
+    assert switches(ds) == [(None, "cfq", "matrix"), ("cfq", "stream", "trial"),
+                            ("stream", "cfq", "trial")]
+    back = ds[7]
+    assert "+5%" in back.text and "back to cfq" in back.text
+    assert all(d.policy == "cfq" for d in ds[8:])
+    # after trial_retry_s the cell is tried again
+    st = ds[-1].state
+    again = run([("8", 2.0)] * 6, prov, state=st, t0=1000.0 + CFG.trial_retry_s + 10)
+    assert switches(again)[0] == ("cfq", "stream", "trial")
+
+
+def test_cooldown_windows_are_not_trial_windows(tmp_path: Path) -> None:
+    cfg = replace(CFG, cooldown_s=2)
+    # switch to cfq at 0, 1 is a cooldown window, 2-5 settle, the trial starts at 5
+    ds = run([("8", 2.0)] * 6 + [("8", 1.0)] + [("8", 6.0)] * 3 + [("8", 6.0)] * 2,
+             provider(tmp_path), cfg)
+    assert ds[5].switch and ds[5].reason == "trial"
+    # the window right after the switch measures the switch (1 MB/s): not counted
+    assert ds[6].reason == "cooldown"
+    assert "+200%" in ds[9].text and "stream kept" in ds[9].text
+
+
+def test_a_trial_is_abandoned_when_the_workload_changes(tmp_path: Path) -> None:
+    ds = run([("8", 2.0)] * 5 + [("8", 9.0), ("4", 9.0)] + [("4", 3.0)] * 3,
+             provider(tmp_path))
+    assert switches(ds)[1:3] == [("cfq", "stream", "trial"), ("stream", "cfq", "trial")]
+    assert "abandoned (the processes went from 8 to 4" in ds[6].text
+    [r] = ds[6].state.trials
+    assert not r.kept and r.gain is None
+
+
+def test_no_trial_for_a_clear_lead_a_goal_without_a_measure_or_when_off(
+        tmp_path: Path) -> None:
+    prov = provider(tmp_path, goals=("throughput", "min"))
+    # deadline led sstf by 9 points: over trial_margin_points (5)
+    assert switches(run([("4", 2.0)] * 20, prov)) == [(None, "deadline", "matrix")]
+    # goal min: the probe has no per-process bytes to compare
+    assert switches(run([("8", 2.0)] * 20, prov, replace(CFG, goal="min"))) == \
+        [(None, "cfq", "matrix")]
+    assert switches(run([("8", 2.0)] * 20, prov, replace(CFG, trial_margin_points=0))) == \
+        [(None, "cfq", "matrix")]
+    # settled windows must be consecutive: a blip of another class starts the count again
+    ds = run(([("8", 2.0)] * 3 + [("1", 2.0)]) * 2 + [("8", 2.0)] * 3, prov,
+             replace(CFG, hysteresis_windows=3))
+    assert all(d.reason != "trial" for d in ds)
+
+
+def test_a_trial_needs_room_for_two_switches_in_the_budget(tmp_path: Path) -> None:
+    ds = run([("8", 2.0)] * 10, provider(tmp_path), replace(CFG, max_switches_per_hour=2))
+    assert switches(ds) == [(None, "cfq", "matrix")]
+    assert "no room in the switch budget to try the runner-up stream" in ds[-1].text
+    ds = run([("8", 2.0)] * 5 + [("8", 2.0)] * 3 + [("8", 2.0)] * 5, provider(tmp_path),
+             replace(CFG, max_switches_per_hour=3))
+    # the switch back is not held by the budget it reserved
+    assert switches(ds)[1:] == [("cfq", "stream", "trial"), ("stream", "cfq", "trial")]
+
+
+def test_a_pin_ends_a_trial(tmp_path: Path) -> None:
+    prov = provider(tmp_path)
+    ds = run([("8", 2.0)] * 6, prov)
+    assert ds[-1].state.trial is not None
+    st = pin(ds[-1].state, "deadline", 1006.0)
+    assert st.trial is None
+    d = step(feats("8", 2.0), st, CFG, prov, 1007.0)
+    assert d.switch and d.policy == "deadline" and d.reason == "pin"
+
+
+def test_the_trial_shows_in_the_state_the_daemon_serves(tmp_path: Path) -> None:
+    ds = run([("8", 2.0)] * 6, provider(tmp_path))
+    st = ds[-1].state.as_dict()
+    assert st["trial"]["runner_up"] == "stream" and st["trial"]["base"] == "cfq"
+    assert list(st["trial"]["values"]) == [2e6]
+
+
+def test_a_runner_up_that_is_the_cells_own_policy_is_refused_with_its_line(
+        tmp_path: Path) -> None:
+    p = tmp_path / "m.yaml"
+    text = MATRIX.replace("GOAL", "mean").replace("policy: stream, margin", "policy: cfq, margin")
+    p.write_text(text)
+    with pytest.raises(ValidationError) as e:
+        load_matrix(p)
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "policy: cfq, margin" in s)
+    assert f"{p}:{line}: goals.mean.8.runner_up.policy: the runner-up is the cell's own " \
+           "policy (got 'cfq', expected another policy)" in str(e.value)
+    p.write_text(MATRIX.replace("GOAL", "mean").replace(", margin_points: 2.7", ""))
+    with pytest.raises(ValidationError, match="margin_points"):
+        load_matrix(p)
+
+
+def test_trial_settings_are_validated_with_the_config_line(tmp_path: Path) -> None:
+    from ioaz.decide import config_from_doc, load_file
+    p = tmp_path / "ioaz.yaml"
+    p.write_text("decide:\n  goal: throughput\n  trial_windows: 0\n")
+    with pytest.raises(ValidationError, match=rf"{p}:3: .*trial_windows"):
+        config_from_doc(load_file(p))
+    p.write_text("decide:\n  trial_margin_points: 3\n  trial_retry_s: 60\n")
+    cfg = config_from_doc(load_file(p))
+    assert (cfg.trial_margin_points, cfg.trial_retry_s) == (3.0, 60.0)
+
+
+def test_the_shipped_matrices_have_no_runner_up_so_ioazd_tries_nothing_by_default() -> None:
+    ctx = load_context()
+    cells = [c for m in ctx.matrices.values() for t in m.tables.values() for c in t.values()]
+    assert cells and all(c.runner_up is None for c in cells)
