@@ -212,6 +212,7 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
             fell = f" (fallback: {res.get('reason')})" if res.get("fell_back") else ""
             print(f"  realised as: {_s(res.get('scheduler'))}"
                   f"{' [' + knobs + ']' if knobs else ''}{fell}", file=out)
+    _format_trials(r.get("trials") or {}, out)
     f = r.get("features")
     if f:
         print("features of the last window:", file=out)
@@ -221,6 +222,19 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
     if h:
         print("recent switches:", file=out)
         _format_history(h, out)
+
+
+def _format_trials(trials: dict[str, Any], out: TextIO) -> None:
+    """The runner-up trial under way and those of the last hour (decide/trial.py)."""
+    t = trials.get("under_way")
+    if t:
+        print(f"trial under way: {t['runner_up']} in place of {t['base']} for cell {t['cell']}"
+              f", {len(t['measured'])} of {t['windows']} windows measured, against "
+              f"{t['base_bytes_per_s'] / 1e6:.2f} MB/s under {t['base']}", file=out)
+    for d in trials.get("done") or []:
+        verdict = "kept" if d["kept"] else "given back"
+        print(f"trial {_age(d['age_s'])} ago, cell {d['cell']}: {d['runner_up']} {verdict} "
+              f"({d['why']})", file=out)
 
 
 def _feature(v: Any) -> str:

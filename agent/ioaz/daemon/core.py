@@ -403,7 +403,24 @@ class Daemon:
                                  "verdict": _verdict_dict(d),
                                  "resolution": _resolution_dict(d)} if d else None,
                     "state": rec.state.as_dict(),
+                    "trials": self._trials(rec),
                     "history": [h for h in self.history if h["device"] == device][-10:]}
+
+    def _trials(self, rec: DeviceRecord) -> dict[str, Any]:
+        """The trial under way and the trials of the last trial_retry_s, with their ages
+        (decide/trial.py); a cell is "matrix:cell", shown by its cell key."""
+        now = self.clock()
+        t = rec.state.trial
+        return {
+            "under_way": None if t is None else {
+                "cell": t.cell.rsplit(":", 1)[-1], "base": t.base, "runner_up": t.runner_up,
+                "base_bytes_per_s": t.base_value, "measured": list(t.values),
+                "windows": self.config.decide.config.trial_windows,
+                "age_s": now - t.started},
+            "done": [{"cell": r.cell.rsplit(":", 1)[-1], "base": r.base,
+                      "runner_up": r.runner_up, "kept": r.kept, "gain": r.gain,
+                      "why": r.why, "age_s": now - r.at} for r in rec.state.trials],
+        }
 
     def history_list(self, device: str | None = None, limit: int = 50) -> list[dict]:
         with self.lock:
