@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 from conftest import REPO, fio_args, need_tool
-from test_daemon_loop import Ioazd, active
+from test_daemon_loop import Ioazd, active, write_config
 
 IOAZCTL = str(Path(sys.executable).parent / "ioazctl")
 SIZE_MB = 512
@@ -33,24 +33,14 @@ MATRIX = {
 }
 
 
-def write_config(tmp: Path, dev: str) -> Path:
+def trial_config(tmp: Path, dev: str) -> Path:
     (tmp / "m").mkdir()
     (tmp / "m" / "trial.yaml").write_text(yaml.safe_dump(MATRIX, sort_keys=False))
-    cfg = {
-        "window_s": 1.0, "probe": "bpf",
-        "devices": {"include": [dev], "exclude": []},
-        "thresholds": str(REPO / "decision_matrices" / "thresholds.yaml"),
-        "state_dir": str(tmp / "state"), "socket": str(tmp / "ioaz.sock"),
-        "metrics": {"listen": None},
-        "decide": {"goal": "throughput", "matrix_dir": str(tmp / "m"),
-                   "policies": str(REPO / "decision_matrices" / "policies.yaml"),
-                   "matrix_rules": [{"matrices": {"throughput": "trial.yaml"}}],
-                   "hysteresis_windows": 2, "min_dwell_s": 2, "cooldown_s": 1,
-                   "trial_after_windows": 3, "trial_windows": 3, "trial_min_gain": 0.3},
-    }
-    p = tmp / "ioaz.yaml"
-    p.write_text(yaml.safe_dump(cfg))
-    return p
+    return write_config(tmp, dev, goal="throughput", matrix_dir=str(tmp / "m"),
+                        policies=str(REPO / "decision_matrices" / "policies.yaml"),
+                        matrix_rules=[{"matrices": {"throughput": "trial.yaml"}}],
+                        min_dwell_s=2, trial_after_windows=3, trial_windows=3,
+                        trial_min_gain=0.3)
 
 
 def test_a_trial_measures_the_runner_up_and_gives_it_back(make_loop, tmp_path):
@@ -58,7 +48,7 @@ def test_a_trial_measures_the_runner_up_and_gives_it_back(make_loop, tmp_path):
     dev = make_loop(SIZE_MB)
     Path(f"/sys/block/{dev}/queue/rotational").write_text("1")
     Path(f"/sys/block/{dev}/queue/scheduler").write_text("none")
-    d = Ioazd(write_config(tmp_path, dev))
+    d = Ioazd(trial_config(tmp_path, dev))
     fio = subprocess.Popen(fio_args(dev, rw="randread", jobs=JOBS, seconds=20, size_mb=SIZE_MB,
                                     extra=(f"--rate={RATE_MIB}m",)),
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -80,6 +70,7 @@ def test_a_trial_measures_the_runner_up_and_gives_it_back(make_loop, tmp_path):
         assert m, back["why"]
         assert 0.75 * rate <= float(m[1]) <= 1.25 * rate and abs(int(m[2])) < 30, back["why"]
         assert "back to deadline" in back["why"]
+        print(f"trial measured: {start['why']} || {back['why']}")
         assert active(dev) == "mq-deadline"
         # the operator sees it, and it is not tried again within the hour
         sock = ("--socket", str(tmp_path / "ioaz.sock"))

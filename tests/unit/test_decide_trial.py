@@ -153,14 +153,33 @@ def test_no_trial_for_a_clear_lead_a_goal_without_a_measure_or_when_off(
     assert all(d.reason != "trial" for d in ds)
 
 
-def test_a_trial_needs_room_for_two_switches_in_the_budget(tmp_path: Path) -> None:
-    ds = run([("8", 2.0)] * 10, provider(tmp_path), replace(CFG, max_switches_per_hour=2))
-    assert switches(ds) == [(None, "cfq", "matrix")]
-    assert "no room in the switch budget to try the runner-up stream" in ds[-1].text
-    ds = run([("8", 2.0)] * 5 + [("8", 2.0)] * 3 + [("8", 2.0)] * 5, provider(tmp_path),
-             replace(CFG, max_switches_per_hour=3))
-    # the switch back is not held by the budget it reserved
-    assert switches(ds)[1:] == [("cfq", "stream", "trial"), ("stream", "cfq", "trial")]
+def test_trials_have_their_own_cap_and_leave_the_switch_budget_alone(tmp_path: Path) -> None:
+    # both cells near-ties; one trial an hour; two verdict switches an hour
+    cfg = replace(CFG, trial_margin_points=10, max_trials_per_hour=1, max_switches_per_hour=2)
+    ds = run([("8", 2.0)] * 8 + [("4", 2.0)] * 12, provider(tmp_path), cfg)
+    assert switches(ds) == [(None, "cfq", "matrix"), ("cfq", "stream", "trial"),
+                            ("stream", "cfq", "trial"), ("cfq", "deadline", "matrix")]
+    # the trial's two switches did not spend the budget the switch to deadline needed ...
+    assert ds[-1].state.switches == (1000.0, 1008.0)
+    # ... and the cap holds the second cell's trial
+    assert "the runner-up sstf is not tried: 1 trials in the last hour" in ds[-1].text
+
+
+def test_a_trial_is_abandoned_when_other_processes_drive_the_device(tmp_path: Path) -> None:
+    """Same class, other programs: a phase that follows in the same cell is not the workload
+    the windows before measured."""
+    prov = provider(tmp_path)
+    state = initial_state(HDD)
+    out = []
+    for i in range(9):
+        pids = range(100, 108) if i < 5 else range(200, 208)   # a new program from window 5
+        f = replace(feats("8", 2.0 if i < 5 else 9.0), process_bios={p: 25 for p in pids})
+        d = step(f, state, CFG, prov, 1000.0 + i)
+        out.append(d)
+        state = d.state
+    assert switches(out)[1:3] == [("cfq", "stream", "trial"), ("stream", "cfq", "trial")]
+    assert "0 of this window's 8 processes drove the device before" in out[5].text
+    assert out[4].state.trial is not None and out[4].state.trial.pids == tuple(range(100, 108))
 
 
 def test_a_pin_ends_a_trial(tmp_path: Path) -> None:
@@ -210,3 +229,24 @@ def test_the_shipped_matrices_have_no_runner_up_so_ioazd_tries_nothing_by_defaul
     ctx = load_context()
     cells = [c for m in ctx.matrices.values() for t in m.tables.values() for c in t.values()]
     assert cells and all(c.runner_up is None for c in cells)
+
+
+def test_other_processes_end_a_trial_even_in_its_cooldown_window(tmp_path: Path) -> None:
+    """Who drives the device does not depend on the scheduler: the window right after the
+    trial's switch already tells a new program, and the trial ends there."""
+    prov = provider(tmp_path)
+    cfg = replace(CFG, cooldown_s=2)
+    state = initial_state(HDD)
+    out = []
+    for i in range(8):   # switch at 0, cooldown 1, settled 2-5, trial at 5, new program at 6
+        pids = range(100, 108) if i < 6 else range(300, 304)
+        f = replace(feats("8", 2.0), process_bios={p: 25 for p in pids})
+        d = step(f, state, cfg, prov, 1000.0 + i)
+        out.append(d)
+        state = d.state
+    assert out[5].reason == "trial" and out[5].policy == "stream"
+    assert out[6].switch and out[6].policy == "cfq" and "abandoned" in out[6].text
+    # a window with some of the processes before is the same workload
+    from ioaz.decide.trial import Trial, other_processes
+    t = Trial("m:8", "cfq", "stream", 2e6, "8", 0.0, pids=(1, 2, 3, 4))
+    assert other_processes(t, (1, 9)) is None and other_processes(t, (1, 8, 9)) is not None

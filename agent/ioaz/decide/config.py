@@ -75,6 +75,8 @@ class DecideConfig:
     trial_windows: int = 3
     trial_min_gain: float = 0.1
     trial_retry_s: float = 3600.0
+    # Trials have their own cap, outside max_switches_per_hour (two switches each).
+    max_trials_per_hour: int = 6
     matrix_rules: tuple[Rule, ...] = DEFAULT_RULES
     file: str = "(defaults)"
 
@@ -134,6 +136,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         trial_windows=d.get("trial_windows", defaults.trial_windows),
         trial_min_gain=float(d.get("trial_min_gain", defaults.trial_min_gain)),
         trial_retry_s=float(d.get("trial_retry_s", defaults.trial_retry_s)),
+        max_trials_per_hour=d.get("max_trials_per_hour", defaults.max_trials_per_hour),
         matrix_rules=rules,
         file=doc.file,
     )

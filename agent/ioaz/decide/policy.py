@@ -15,7 +15,8 @@ decides whether acting on it now is wise:
                          only return_hold_s after the return (a verdict the scheduler
                          itself shapes can cycle)
   budget                 at most K automatic switches per sliding hour
-  trial                  a near-tie cell's runner-up measured against its policy (trial.py)
+  trial                  a near-tie cell's runner-up measured against its policy (trial.py),
+                         at most max_trials_per_hour, outside the budget
 """
 from __future__ import annotations
 
@@ -30,11 +31,13 @@ from .rules import DeviceInfo, goal_for
 from .trial import (
     Trial,
     TrialResult,
+    active_pids,
     cell_id,
     conclude,
     kept_for,
     live_results,
     measure,
+    other_processes,
     should_start,
 )
 from .verdict import Verdict, VerdictProvider
@@ -82,8 +85,11 @@ class DeviceState:
     settled: str | None = None
     settled_n: int = 0
     recent: tuple[float, ...] = ()
+    # the processes that drove each of the last trial_after_windows settled windows
+    recent_pids: tuple[tuple[int, ...], ...] = ()
     trial: Trial | None = None            # a trial under way
     trials: tuple[TrialResult, ...] = ()  # the trials of the last trial_retry_s
+    trial_starts: tuple[float, ...] = ()  # trial start times within the last hour (their cap)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -141,7 +147,8 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         notes.append(f"pin on {state.pin.policy} expired")
         state = replace(state, mode=Mode.AUTO, pin=None, candidate=None, streak=0, note="")
     goal = goal_for(state.info.name, state.goal, config.goals, config.goal)
-    state = replace(state, switches=tuple(t for t in state.switches if now - t < HOUR_S))
+    state = replace(state, switches=tuple(t for t in state.switches if now - t < HOUR_S),
+                    trial_starts=tuple(t for t in state.trial_starts if now - t < HOUR_S))
 
     def out(action: str, reason: str, text: str, new_state: DeviceState,
             verdict: Verdict | None = None, resolution: Resolution | None = None,
@@ -183,6 +190,12 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     if n < config.min_requests:
         return out("hold", "too_few_requests",
                    f"{n} requests < {config.min_requests}: too few to judge", state)
+    if state.trial is not None:
+        # who drives the device does not depend on the scheduler, so even a cooldown
+        # window tells that a trial is measuring another workload: stop it at once
+        moved = other_processes(state.trial, active_pids(features))
+        if moved:
+            return _trial_abandon(state, moved, now, out, policies)
     if state.last_switch is not None and now - state.last_switch < config.cooldown_s:
         return out("hold", "cooldown",
                    f"{now - state.last_switch:.1f} s after a switch (< {config.cooldown_s:g} s):"
@@ -208,7 +221,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
 
     streak = state.streak + 1 if wanted == state.candidate else 1
     state2 = replace(state, candidate=wanted, streak=streak, settled=None, settled_n=0,
-                     recent=(), trials=live)
+                     recent=(), recent_pids=(), trials=live)
     found = state.last_switch is None   # the scheduler found at start: nothing chosen yet
     needed = min(config.first_choice_windows, config.hysteresis_windows) if found \
         else config.hysteresis_windows
@@ -262,9 +275,11 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     same = cid is not None and cid == state.settled
     value = measure(features, goal)
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
+    pids = (state.recent_pids if same else ()) + (active_pids(features),)
     state = replace(state, candidate=None, streak=0, settled=cid,
                     settled_n=state.settled_n + 1 if same else 1,
-                    recent=recent[-config.trial_windows:])
+                    recent=recent[-config.trial_windows:],
+                    recent_pids=pids[-config.trial_after_windows:])
     hold_text = f"{verdict.text}; already in force"
     runner = should_start(verdict, goal, state.settled_n, state.recent, state.trials, config)
     wc = features.workload_class
@@ -272,21 +287,24 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
         return out("hold", verdict.provider.split(":")[0], hold_text, state, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", verdict.provider.split(":")[0], hold_text, state, verdict)
-    if len(state.switches) + 2 > config.max_switches_per_hour:
-        return out("hold", verdict.provider.split(":")[0], hold_text + "; no room in the "
-                   f"switch budget to try the runner-up {runner}", state, verdict)
+    if len(state.trial_starts) >= config.max_trials_per_hour:
+        return out("hold", verdict.provider.split(":")[0], hold_text + f"; the runner-up "
+                   f"{runner} is not tried: {len(state.trial_starts)} trials in the last hour "
+                   f"(max_trials_per_hour {config.max_trials_per_hour})", state, verdict)
     res = resolve(runner, policies, state.available) if policies and state.available else None
     if res is not None and res.scheduler is None:
         return out("hold", verdict.provider.split(":")[0], hold_text + f"; the runner-up "
                    f"{runner} cannot be tried: {res.reason}", state, verdict)
     base_value = sum(state.recent) / len(state.recent)
-    trial = Trial(cid, state.policy, runner, base_value, wc.processes, now)
+    trial = Trial(cid, state.policy, runner, base_value, wc.processes, now,
+                  pids=tuple(sorted(set().union(*state.recent_pids))))
     text = (f"{verdict.text}; settled {state.settled_n} windows: trying the runner-up {runner} "
             f"(the cell's lead over it is {verdict.margin_points:g} points) for "
             f"{config.trial_windows} windows against {base_value / 1e6:.2f} MB/s under "
             f"{state.policy}")
     return out("switch", "trial", text,
-               replace(_switched(state, runner, now, keep_history=True), trial=trial),
+               replace(_switched(state, runner, now, trial=True), trial=trial,
+                       trial_starts=state.trial_starts + (now,)),
                verdict, res)
 
 
@@ -304,10 +322,7 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
         why = (f"the goal is now {goal}" if value is None else
                "no class this window" if wc is None else
                f"the processes went from {t.processes} to {wc.processes}: another workload")
-        result = TrialResult(t.cell, t.base, t.runner_up, now, False, None,
-                             f"abandoned: {why}")
-        return _trial_back(state, result, now, out, policies,
-                           f"trial of {t.runner_up} for cell {key} abandoned ({why})")
+        return _trial_abandon(state, why, now, out, policies)
     values = t.values + (value,)
     if len(values) < config.trial_windows:
         return out("hold", "trial",
@@ -321,34 +336,46 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
                    f"trial of {t.runner_up} for cell {key}: {result.why}: {t.runner_up} kept "
                    f"for this cell for {config.trial_retry_s:g} s",
                    replace(state, trial=None, trials=state.trials + (result,), settled=None,
-                           settled_n=0, recent=()))
+                           settled_n=0, recent=(), recent_pids=()))
     return _trial_back(state, result, now, out, policies,
                        f"trial of {t.runner_up} for cell {key}: {result.why}")
 
 
+def _trial_abandon(state: DeviceState, why: str, now: float, out: Any,
+                   policies: PolicyTable | None) -> Decision:
+    t = state.trial
+    assert t is not None
+    result = TrialResult(t.cell, t.base, t.runner_up, now, False, None, f"abandoned: {why}")
+    return _trial_back(state, result, now, out, policies,
+                       f"trial of {t.runner_up} for cell {t.cell.rsplit(':', 1)[-1]} "
+                       f"abandoned ({why})")
+
+
 def _trial_back(state: DeviceState, result: TrialResult, now: float, out: Any,
                 policies: PolicyTable | None, text: str) -> Decision:
-    """Back to the cell's policy after a trial; the switch was reserved when the trial
-    started, so neither the budget nor the damping holds it."""
+    """Back to the cell's policy after a trial: part of the trial, so neither the budget
+    nor the damping holds it."""
     res = resolve(result.base, policies, state.available) \
         if policies and state.available else None
     back = _switched(replace(state, trial=None, trials=state.trials + (result,)), result.base,
-                     now, keep_history=True)
+                     now, trial=True)
     return out("switch", "trial", f"{text}: back to {result.base}", back, resolution=res)
 
 
 def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
-              keep_history: bool = False) -> DeviceState:
+              trial: bool = False) -> DeviceState:
     """The state after a switch to `policy`. `auto`: a verdict's switch, kept for the
-    flip-flop guard; `keep_history`: a trial's, which leaves that guard's record alone."""
-    if keep_history:
-        history, cycle = state.history, state.cycle
+    flip-flop guard; `trial`: a trial's, which has its own cap (max_trials_per_hour) and
+    leaves the budget and the flip-flop guard's record alone."""
+    if trial:
+        history, cycle, switches = state.history, state.cycle, state.switches
     else:
         history = (state.history + ((now, state.policy, policy),))[-2:] if auto else ()
         cycle = state.cycle if auto and policy in state.cycle else ()
+        switches = state.switches + (now,)
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
-                   switches=state.switches + (now,), history=history, cycle=cycle,
-                   settled=None, settled_n=0, recent=())
+                   switches=switches, history=history, cycle=cycle,
+                   settled=None, settled_n=0, recent=(), recent_pids=())
 
 
 # -- what the administrator and the daemon do to a state (pure too) --------------------------
@@ -400,7 +427,7 @@ def set_goal(state: DeviceState, goal: str | None) -> DeviceState:
     """`ioazctl goal DEV GOAL` (None: back to the configured goal). Evidence gathered for
     the old goal's verdict does not carry over."""
     return replace(state, goal=goal, candidate=None, streak=0, settled=None, settled_n=0,
-                   recent=())
+                   recent=(), recent_pids=())
 
 
 __all__ = [

@@ -13,9 +13,13 @@ judged windows, and the cell's runner-up trailed by under `trial_margin_points`,
 switches to the runner-up for `trial_windows` judged windows and compares the goal's
 measure with the same number of windows just before. It keeps the runner-up for that cell
 when it did at least `trial_min_gain` better, and goes back otherwise. Either way the cell is
-not tried again on that device for `trial_retry_s`. A trial needs room for two switches in
-the hourly budget, and it is abandoned (going back) when the number of processes changes
-during it, which means the workload changed and the comparison would not be fair.
+not tried again on that device for `trial_retry_s`. A trial is abandoned (going back) when
+the workload changes under it, by its process count or by who the processes are: the
+comparison would not be fair.
+
+Trials are bounded by their own cap, `max_trials_per_hour`, not by the switch budget: a
+trial that finds nothing gives its two switches back as soon as it has measured, and the
+budget is for the verdicts' switches, which a trial must not starve later in the hour.
 
 Only throughput and mean have a measure every window can give: the bytes the device moved
 (IOAZ's mean is the mean per-process rate, the same ordering while the processes are the
@@ -46,6 +50,7 @@ class Trial:
     processes: str         # the class's process bucket when it started
     started: float
     values: tuple[float, ...] = ()   # the measure in each judged window under the runner-up
+    pids: tuple[int, ...] = ()       # the processes of the settled windows; () unknown
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,29 @@ def measure(features: WindowFeatures, goal: str) -> float | None:
     if goal not in TRIAL_GOALS:
         return None
     return features.read_bytes_per_s + features.write_bytes_per_s
+
+
+def active_pids(features: WindowFeatures, min_share: float = 0.01) -> tuple[int, ...]:
+    """The processes that submitted at least min_share of the window's bios (as the class's
+    process count does); () when the source does not say (diskstats)."""
+    total = sum(features.process_bios.values())
+    return tuple(sorted(p for p, n in features.process_bios.items()
+                        if total and n >= min_share * total))
+
+
+def other_processes(trial: Trial, pids: tuple[int, ...]) -> str | None:
+    """Why a trial window is another workload's, judged by who drives it: fewer than half
+    of this window's processes drove the device in the settled windows before. A workload
+    keeps its processes under any scheduler (the windows before cover those a scheduler
+    serves in turns); a phase that follows in the same class, a new program, brings new
+    ones."""
+    if not trial.pids or not pids:
+        return None
+    seen = set(trial.pids) & set(pids)
+    if 2 * len(seen) >= len(pids):
+        return None
+    return (f"{len(seen)} of this window's {len(pids)} processes drove the device before: "
+            "another workload")
 
 
 def cell_id(verdict: Verdict) -> str | None:
@@ -107,5 +135,5 @@ def conclude(trial: Trial, now: float, config: DecideConfig) -> TrialResult:
     kept = gain >= config.trial_min_gain
     why = (f"{trial.runner_up} moved {value / 1e6:.2f} MB/s over {len(trial.values)} windows "
            f"against {trial.base_value / 1e6:.2f} MB/s under {trial.base} just before "
-           f"({100 * gain:+.0f}%; kept from {100 * config.trial_min_gain:+.0f}%)")
+           f"({100 * gain:+.0f}%; kept at {100 * config.trial_min_gain:+.0f}% or more)")
     return TrialResult(trial.cell, trial.base, trial.runner_up, now, kept, gain, why)
