@@ -231,3 +231,11 @@ def test_probe_periods_by_mode_only_when_sampling():
     assert val(m, "ioaz_probe_periods_total", mode="full") == 3
     always_on = scrape(fake_daemon(record()))
     assert not [k for k in always_on if k[0] == "ioaz_probe_periods_total"]
+
+
+def test_trials_are_counted_by_outcome():
+    rec = record(trials=collections.Counter({"kept": 1, "given_back": 2}))
+    m = scrape(fake_daemon(rec))
+    assert val(m, "ioaz_trials_total", device="sdz", outcome="kept") == 1
+    assert val(m, "ioaz_trials_total", device="sdz", outcome="given_back") == 2
+    assert ("ioaz_trials_total", (("device", "sdz"), ("outcome", "abandoned"))) not in m

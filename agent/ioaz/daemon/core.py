@@ -37,6 +37,7 @@ from ..decide import (
 )
 from ..decide.matrix import GOALS
 from ..decide.rules import DeviceInfo
+from ..decide.trial import trial_outcome
 from ..observe import Observer
 from ..probe import Source
 from ..probe import devices as sysblock
@@ -83,6 +84,7 @@ class DeviceRecord:
     decision: Decision | None = None
     decision_time: float | None = None      # unix time of the last decision
     switches: collections.Counter = field(default_factory=collections.Counter)  # (from,to,reason)
+    trials: collections.Counter = field(default_factory=collections.Counter)    # outcome
     stalls: list[float] = field(default_factory=list)   # seconds, every switch
     errors: int = 0
     last_error: str | None = None
@@ -189,7 +191,11 @@ class Daemon:
             for f in w.features:
                 rec = self.devices.get(f.device) or self._add(f.device)
                 try:
+                    done = rec.state.trials
                     decisions.append(self._decide_and_act(rec, f))
+                    for t in rec.state.trials:
+                        if t not in done:   # a trial ended this window
+                            rec.trials[trial_outcome(t)] += 1
                 except Exception as e:  # one bad device degrades that device only
                     rec.errors += 1
                     rec.last_error = f"{type(e).__name__}: {e}"

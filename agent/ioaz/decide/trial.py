@@ -64,6 +64,11 @@ class TrialResult:
     why: str
 
 
+def trial_outcome(result: TrialResult) -> str:
+    """kept | given_back | abandoned (the label of ioaz_trials_total)."""
+    return "kept" if result.kept else "abandoned" if result.gain is None else "given_back"
+
+
 def measure(features: WindowFeatures, goal: str) -> float | None:
     """The goal's measure in one window, or None for goals trials do not serve."""
     if goal not in TRIAL_GOALS:

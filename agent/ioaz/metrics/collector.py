@@ -174,6 +174,10 @@ class _DeviceFamilies:
         self.switches = CounterMetricFamily(
             "ioaz_switches", "Scheduler switches ioaz made, by what caused them",
             labels=dev + ["from", "to", "reason"])
+        self.trials = CounterMetricFamily(
+            "ioaz_trials", "Trials of a near-tie matrix cell's runner-up that ended, by "
+            "outcome: kept, given_back, abandoned (the workload changed)",
+            labels=dev + ["outcome"])
         self.stall_last = GaugeMetricFamily(
             "ioaz_switch_stall_seconds", "How long the queue stalled during the last "
             "scheduler switch", labels=dev)
@@ -204,6 +208,8 @@ class _DeviceFamilies:
             self._histograms(n, snap)
         for (frm, to, reason), count in sorted(rec.switches.items()):
             self.switches.add_metric([n, frm, to, reason], float(count))
+        for outcome, count in sorted(rec.trials.items()):
+            self.trials.add_metric([n, outcome], float(count))
         if rec.stalls:
             self.stall_last.add_metric([n], float(rec.stalls[-1]))
             self.stall_max.add_metric([n], float(max(rec.stalls)))
@@ -241,6 +247,7 @@ class _DeviceFamilies:
         return [self.scheduler, self.policy, self.state, self.wclass, self.iops, self.bps,
                 self.read_ratio, self.seq_ratio, self.procs, self.depth, self.size, self.merge,
                 self.lat_q, self.lat_hist, self.svc_hist, self.size_hist, self.switches,
+                self.trials,
                 self.stall_last, self.stall_max, self.age, self.errors]
 
 
