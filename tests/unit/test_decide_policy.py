@@ -170,6 +170,42 @@ def test_a_flip_flop_waits_but_one_return_does_not() -> None:
     assert d.switch and d.policy not in ("cfq", "scan")
 
 
+class Cycle3:
+    """A verdict that hops through three policies, each scheduler's view naming the next
+    (postmark's class on the maxtor40 model: sstf -> anticipatory -> stream -> sstf)."""
+
+    def __init__(self, *order: str) -> None:
+        self.order = order
+        self.current: str | None = None
+
+    def verdict(self, features, device, goal):  # type: ignore[no-untyped-def]
+        from ioaz.decide.verdict import Verdict
+        i = self.order.index(self.current) + 1 if self.current in self.order else 0
+        want = self.order[i % len(self.order)]
+        return Verdict(want, "model:cycle", goal, f"cycle says {want}")
+
+
+def test_a_three_policy_cycle_is_held_too() -> None:
+    cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=5, return_hold_s=60)
+    cyc = Cycle3("cfq", "scan", "deadline")
+    state = initial_state(HDD)
+    ds = []
+    for i in range(90):
+        d = step(feats(RND8), state, cfg, cyc, 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+        cyc.current = state.policy
+    # round once (the return to cfq is allowed: phases come back), then scan again only
+    # 60 s after that return
+    assert [(d.now, d.policy) for d in switches(ds)] == [
+        (1000.0, "cfq"), (1005.0, "scan"), (1010.0, "deadline"), (1015.0, "cfq"),
+        (1075.0, "scan")]
+    held = ds[20]
+    assert held.reason == "flip_flop" and "cfq -> scan -> deadline -> cfq (scan left after " \
+        "5 s), the return 5 s ago" in held.text
+    assert held.state.cycle == ("cfq", "deadline", "scan")
+
+
 def test_phases_that_come_round_are_followed_each_time() -> None:
     """A -> B -> A -> B where B lasted longer than flip_flop_stay_s: a workload whose phases
     come round (here every 20 s), not a verdict cycle, so no flip_flop hold."""

@@ -250,3 +250,21 @@ def test_other_processes_end_a_trial_even_in_its_cooldown_window(tmp_path: Path)
     from ioaz.decide.trial import Trial, other_processes
     t = Trial("m:8", "cfq", "stream", 2e6, "8", 0.0, pids=(1, 2, 3, 4))
     assert other_processes(t, (1, 9)) is None and other_processes(t, (1, 8, 9)) is not None
+
+
+def test_with_the_processes_known_their_count_moving_under_the_trial_does_not_end_it(
+        tmp_path: Path) -> None:
+    """A scheduler that serves streams in turns shows fewer processes per window: the count
+    is shaped by the trial itself, the ids are not."""
+    prov = provider(tmp_path)
+    state = initial_state(HDD)
+    out = []
+    for i in range(8):   # trial from window 4; under it the windows count 4 processes
+        procs, mb = ("8", 2.0) if i < 5 else ("4", 6.0)
+        pids = range(100, 108) if i < 5 else range(100, 104)
+        f = replace(feats(procs, mb), process_bios={p: 25 for p in pids})
+        d = step(f, state, CFG, prov, 1000.0 + i)
+        out.append(d)
+        state = d.state
+    assert out[4].reason == "trial" and out[4].switch
+    assert "stream kept" in out[7].text, out[7].text

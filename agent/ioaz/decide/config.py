@@ -67,14 +67,13 @@ class DecideConfig:
     # least trial_min_gain better, and the cell is not tried again for trial_retry_s.
     # 5 points: a lead that small is within what one workload of the class can reverse (on
     # the wd500 calibration 29 of 32 cells qualify, the database's cfq-over-stream by 2.7).
-    # 15 windows settled: a trial costs a few windows and two switches, worth it only in a
-    # phase that has lasted. A phase that keeps the scheduler in force is settled from its
-    # first window, so a trial starts just as such a phase ends when this equals its length:
-    # the report's sweep (10, 15, 20) shows it at 10 on its 10 s phases and at 20 on its 20 s
-    # ones; 15 sits on neither. 10% gain: a 3-window mean of one scheduler against another's
-    # varies by a few percent on a real device doing the same thing.
+    # 20 windows settled: a trial spans about 6 windows (the switch, a cooldown window, 3
+    # measured, the return) and costs two switches; it is worth starting only in a phase
+    # that has already lasted over 3 times that. The report's sweep (off, 10, 15, 20) shows
+    # what each costs and gains on its mixes. 10% gain: a 3-window mean of one scheduler
+    # against another's varies by a few percent on a real device doing the same thing.
     trial_margin_points: float = 5.0
-    trial_after_windows: int = 15
+    trial_after_windows: int = 20
     trial_windows: int = 3
     trial_min_gain: float = 0.1
     trial_retry_s: float = 3600.0

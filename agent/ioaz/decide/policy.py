@@ -11,9 +11,9 @@ decides whether acting on it now is wise:
   hysteresis             the same verdict in N consecutive judged windows (fewer,
                          first_choice_windows, while the scheduler is the one found at start)
   dwell                  a minimum time on a scheduler before leaving it
-  flip_flop              after A -> B -> A where B lasted under flip_flop_stay_s, B again
-                         only return_hold_s after the return (a verdict the scheduler
-                         itself shapes can cycle)
+  flip_flop              after A -> B -> A (or A -> B -> C -> A) where B (and C) lasted
+                         under flip_flop_stay_s, B again only return_hold_s after the
+                         return (a verdict the scheduler itself shapes can cycle)
   budget                 at most K automatic switches per sliding hour
   trial                  a near-tie cell's runner-up measured against its policy (trial.py),
                          at most max_trials_per_hour, outside the budget
@@ -43,6 +43,7 @@ from .trial import (
 from .verdict import Verdict, VerdictProvider
 
 HOUR_S = 3600.0
+HISTORY = 4   # automatic switches the flip-flop guard remembers: a cycle of up to 3 policies
 
 
 class Mode(str, enum.Enum):
@@ -73,10 +74,10 @@ class DeviceState:
     streak: int = 0                       # ... in this many consecutive judged windows
     last_switch: float | None = None   # for the cooldown
     switches: tuple[float, ...] = ()      # switch times within the last hour (budget)
-    # the last two automatic switches, (time, from, to), oldest first (flip-flop guard)
+    # the last HISTORY automatic switches, (time, from, to), oldest first (flip-flop guard)
     history: tuple[tuple[float, str | None, str], ...] = ()
-    # two policies the flip-flop guard has held a cycle between; their returns stay guarded
-    # however long the hold made one of them last, until a third policy is chosen
+    # the policies the flip-flop guard has held a cycle between; their returns stay guarded
+    # however long the hold made one of them last, until another policy is chosen
     cycle: tuple[str, ...] = ()
     available: tuple[str, ...] = ()       # queue/scheduler choices; () = unknown
     note: str = ""                        # why the mode is what it is (manual, pin)
@@ -233,12 +234,14 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", "dwell",
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
                    f"(< {config.min_dwell_s:g} s)", state2, verdict)
-    if _flip_flop(state, wanted, now, config.return_hold_s, config.flip_flop_stay_s):
-        (t0, a, b), (t1, _, _) = state.history
+    cyc = _flip_flop(state, wanted, now, config.return_hold_s, config.flip_flop_stay_s)
+    if cyc is not None:
+        path, stay, ago = cyc
         return out("hold", "flip_flop",
-                   f"{verdict.text}; {a} -> {b} -> {a} ({b} left after {t1 - t0:.0f} s), the "
-                   f"return {now - t1:.0f} s ago: {b} again only {config.return_hold_s:g} s "
-                   "after it", replace(state2, cycle=tuple(sorted((a or "", b)))), verdict)
+                   f"{verdict.text}; {' -> '.join(path)} ({wanted} left after {stay:.0f} s), "
+                   f"the return {ago:.0f} s ago: {wanted} again only "
+                   f"{config.return_hold_s:g} s after it",
+                   replace(state2, cycle=tuple(sorted(set(path)))), verdict)
     if len(state.switches) >= config.max_switches_per_hour:
         return out("hold", "budget",
                    f"{verdict.text}; switch budget spent ({len(state.switches)} of "
@@ -252,18 +255,34 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
 
 
 def _flip_flop(state: DeviceState, wanted: str, now: float, hold_s: float,
-               stay_s: float) -> bool:
-    """True when the last two switches went A -> B -> A with B left within stay_s, `wanted`
-    is B again, and the return to A is less than hold_s ago. One return is a phase coming
-    back; going again at once is a cycle (a model whose verdict reads features that each
-    scheduler shapes differently can want B under A and A under B, and then B lasts only the
-    dwell). A B that lasted longer was a phase of the workload, and B again is its return."""
-    if len(state.history) < 2:
-        return False
-    (t0, a, b), (t1, b2, a2) = state.history
-    held_before = state.cycle == tuple(sorted((a or "", b)))
-    return a == a2 and b == b2 and wanted == b and state.policy == a and now - t1 < hold_s \
-        and (t1 - t0 < stay_s or held_before)
+               stay_s: float) -> tuple[list[str], float, float] | None:
+    """A verdict cycle: the switches went A -> B -> A, or A -> B -> C -> A, with B (and C)
+    left within stay_s, `wanted` is B again, and the return to A is less than hold_s ago.
+    Returns the cycle's policies, how long B lasted and how long ago A came back.
+
+    One return is a phase coming back; going again at once is a cycle. A verdict that reads
+    features each scheduler shapes can want B under A and A under B (a model's), or hop
+    through three (postmark's class on maxtor40: under sstf it reads 1/sequential/write,
+    under anticipatory 4/sequential/write, under stream 4/random/write), and each policy
+    then lasts only the dwell. A B that lasted longer was a phase of the workload, and B
+    again is its return."""
+    h = state.history
+    left = next((i for i in range(len(h) - 1, 0, -1) if h[i][1] == wanted), None)
+    if left is None:
+        return None
+    t_in, start, into = h[left - 1]
+    t_left = h[left][0]
+    if into != wanted or start != state.policy or now - h[-1][0] >= hold_s:
+        return None
+    path = [start or "", wanted] + [to for _, _, to in h[left:]]
+    # a cycle the guard held: its policies stayed long only because the guard held them
+    held_before = set(path) <= set(state.cycle)
+    # B and everything since it was left stayed briefly: the device has been hopping
+    hopping = t_left - t_in < stay_s and \
+        all(h[j][0] - h[j - 1][0] < stay_s for j in range(left + 1, len(h)))
+    if not (hopping or held_before):
+        return None
+    return path, t_left - t_in, now - h[-1][0]
 
 
 def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig, goal: str,
@@ -318,7 +337,11 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
     key = t.cell.rsplit(":", 1)[-1]
     wc = features.workload_class
     value = measure(features, goal)
-    if value is None or wc is None or wc.processes != t.processes:
+    # Without the processes' ids (diskstats) the process count is all there is to tell
+    # another workload by. With them it is not used: a scheduler that serves streams in
+    # turns shows fewer processes per window, so the count moves under the trial itself.
+    recount = not t.pids and wc is not None and wc.processes != t.processes
+    if value is None or wc is None or recount:
         why = (f"the goal is now {goal}" if value is None else
                "no class this window" if wc is None else
                f"the processes went from {t.processes} to {wc.processes}: another workload")
@@ -370,7 +393,7 @@ def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
     if trial:
         history, cycle, switches = state.history, state.cycle, state.switches
     else:
-        history = (state.history + ((now, state.policy, policy),))[-2:] if auto else ()
+        history = (state.history + ((now, state.policy, policy),))[-HISTORY:] if auto else ()
         cycle = state.cycle if auto and policy in state.cycle else ()
         switches = state.switches + (now,)
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,

@@ -14,8 +14,8 @@ switches to the runner-up for `trial_windows` judged windows and compares the go
 measure with the same number of windows just before. It keeps the runner-up for that cell
 when it did at least `trial_min_gain` better, and goes back otherwise. Either way the cell is
 not tried again on that device for `trial_retry_s`. A trial is abandoned (going back) when
-the workload changes under it, by its process count or by who the processes are: the
-comparison would not be fair.
+the workload changes under it, the comparison would not be fair. That is judged by who the
+processes are, or by their count when the source does not say who (diskstats).
 
 Trials are bounded by their own cap, `max_trials_per_hour`, not by the switch budget: a
 trial that finds nothing gives its two switches back as soon as it has measured, and the

@@ -801,14 +801,14 @@ def _hysteresis_sweep(out: dict[str, Any],
 # the trial settings the sweep compares: none, ioazd's default, a longer settling
 TRIAL_SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("off", {"trial_margin_points": 0.0}), ("after 10 windows", {"trial_after_windows": 10}),
-    ("after 15 windows (default)", {}), ("after 20 windows", {"trial_after_windows": 20}))
+    ("after 15 windows", {"trial_after_windows": 15}), ("after 20 windows (default)", {}))
 
 
 def _trial_sweep(out: dict[str, Any],
                  variants: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """What the runner-up trials (decide/trial.py) gain and cost: the calibrated agent on
     every mix, goal throughput, cold and steady, with trials off and starting after 10, 15
-    (ioazd's default) and 20 settled windows. The numbers above are the default's."""
+    and 20 (ioazd's default) settled windows. The numbers above are the default's."""
     from dataclasses import replace as dc_replace
 
     if "ioaz-calibrated" not in variants:
@@ -1046,16 +1046,17 @@ def _adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> N
     tr = out.get("trials")
     if tr:
         sec.text("**Runner-up trials** (decide/trial.py). The calibrated agent, goal "
-                 "throughput, with trials off and starting after 10, 15 (ioazd's default) or "
-                 "20 settled windows. A trial runs the cell's runner-up for 3 windows and "
+                 "throughput, with trials off and starting after 10, 15 or 20 (ioazd's "
+                 "default) settled windows. A trial runs the cell's runner-up for 3 windows and "
                  "keeps it if it moved 10% more bytes. It is abandoned at once if other "
                  "processes drive the device. The phases-office database is where trials pay: "
                  "cfq's view of it (8/random/read) names cfq, and stream serves it 3x better. "
-                 "Elsewhere a trial costs a few windows and two switches. It costs most when a "
-                 "phase ends just as the trial starts. A phase that keeps the scheduler in "
-                 "force is settled from its first window, so that happens when the setting "
-                 "equals the phase length: 10 on the 10 s phases, 20 on the 20 s ones. "
-                 "% of best static / % of oracle; trials started in the two passes.")
+                 "Elsewhere a trial costs a few windows and two switches, most when the phase "
+                 "ends during it: the next phase's first windows pass under the runner-up "
+                 "until other processes end the trial. A phase that keeps the scheduler in "
+                 "force is settled from its first window, so with 10 a trial starts just as "
+                 "each 10 s phase ends. % of best static / % of oracle; trials started in the "
+                 "two passes.")
         sec.table(["mix", "trials", "cold", "steady", "trials started"],
                   [(f"{r['mix']} {r['phase_s']:g}s", r["trials"],
                     f"{r['cold_vs_best_static']:.1%} / {r['cold_vs_oracle']:.1%}",
