@@ -206,6 +206,34 @@ def test_a_three_policy_cycle_is_held_too() -> None:
     assert held.state.cycle == ("cfq", "deadline", "scan")
 
 
+def test_a_cycle_is_one_workload_going_round_not_new_programs() -> None:
+    """With the processes known, a policy wanted again for other processes than those that
+    drove the device when it was left is a phase coming round, even one shorter than the
+    stay bound; the same processes coming round that fast are held as before."""
+    cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=5, return_hold_s=600,
+                  flip_flop_stay_s=30)
+
+    def go(new_programs: bool) -> list[Decision]:
+        state = initial_state(HDD)
+        ds = []
+        for i in range(80):
+            phase = i // 20
+            cls = RND8 if phase % 2 == 0 else SEQ1
+            base = 100 * phase if new_programs else 0
+            f = replace(feats(cls), process_bios={base + k: 10 for k in range(4)})
+            d = step(f, state, cfg, PROVIDER, 1000.0 + i, CTX.policies)
+            ds.append(d)
+            state = d.state
+        return ds
+
+    fresh = go(True)
+    assert [d.now for d in switches(fresh)] == [1000.0, 1020.0, 1040.0, 1060.0]
+    assert not [d for d in fresh if d.reason == "flip_flop"]
+    same = go(False)
+    assert [d.now for d in switches(same)] == [1000.0, 1020.0, 1040.0]
+    assert same[60].reason == "flip_flop"
+
+
 def test_phases_that_come_round_are_followed_each_time() -> None:
     """A -> B -> A -> B where B lasted longer than flip_flop_stay_s: a workload whose phases
     come round (here every 20 s), not a verdict cycle, so no flip_flop hold."""

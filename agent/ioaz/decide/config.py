@@ -49,11 +49,12 @@ class DecideConfig:
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0
     max_switches_per_hour: int = 12
-    # After A -> B -> A, a switch to B again waits until this long after the return: a
-    # verdict that reads features the scheduler itself shapes (a model's) can want B under A
-    # and A under B, and would alternate them every dwell until the budget is spent.
+    # After A -> B -> A (or A -> B -> C -> A), a switch to B again waits until this long
+    # after the return: a verdict that reads features the scheduler itself shapes can want B
+    # under A and A under B (or hop through three), and would go round every dwell until the
+    # budget is spent.
     return_hold_s: float = 600.0
-    # ... but only when B was left within this long of going to it: a verdict cycle turns
+    # ... but only when B (and C) was left within this long of going to it: a verdict cycle turns
     # at the pace of the damping (the dwell, 5-9 s in the simulator's mixes), while a
     # workload whose phases come round (20 s and more) is followed each time.
     flip_flop_stay_s: float = 15.0

@@ -37,6 +37,7 @@ from .trial import (
     kept_for,
     live_results,
     measure,
+    mostly_new,
     other_processes,
     should_start,
 )
@@ -44,6 +45,9 @@ from .verdict import Verdict, VerdictProvider
 
 HOUR_S = 3600.0
 HISTORY = 4   # automatic switches the flip-flop guard remembers: a cycle of up to 3 policies
+# judged windows whose processes name the workload (the flip-flop guard): a scheduler that
+# serves a few processes at a time shows only those in one window
+PID_WINDOWS = 10
 
 
 class Mode(str, enum.Enum):
@@ -74,8 +78,9 @@ class DeviceState:
     streak: int = 0                       # ... in this many consecutive judged windows
     last_switch: float | None = None   # for the cooldown
     switches: tuple[float, ...] = ()      # switch times within the last hour (budget)
-    # the last HISTORY automatic switches, (time, from, to), oldest first (flip-flop guard)
-    history: tuple[tuple[float, str | None, str], ...] = ()
+    # the last HISTORY automatic switches, (time, from, to, the processes that drove the
+    # device in the PID_WINDOWS judged windows before), oldest first (flip-flop guard)
+    history: tuple[tuple[float, str | None, str, tuple[int, ...]], ...] = ()
     # the policies the flip-flop guard has held a cycle between; their returns stay guarded
     # however long the hold made one of them last, until another policy is chosen
     cycle: tuple[str, ...] = ()
@@ -91,6 +96,11 @@ class DeviceState:
     trial: Trial | None = None            # a trial under way
     trials: tuple[TrialResult, ...] = ()  # the trials of the last trial_retry_s
     trial_starts: tuple[float, ...] = ()  # trial start times within the last hour (their cap)
+    window_pids: tuple[tuple[int, ...], ...] = ()  # the processes of the last PID_WINDOWS
+
+    def workload_pids(self) -> tuple[int, ...]:
+        """The processes that drove the device in the last PID_WINDOWS judged windows."""
+        return tuple(sorted(set().union(*self.window_pids)))
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -191,6 +201,8 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     if n < config.min_requests:
         return out("hold", "too_few_requests",
                    f"{n} requests < {config.min_requests}: too few to judge", state)
+    state = replace(state, window_pids=(state.window_pids + (active_pids(features),))[
+        -PID_WINDOWS:])
     if state.trial is not None:
         # who drives the device does not depend on the scheduler, so even a cooldown
         # window tells that a trial is measuring another workload: stop it at once
@@ -234,7 +246,8 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", "dwell",
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
                    f"(< {config.min_dwell_s:g} s)", state2, verdict)
-    cyc = _flip_flop(state, wanted, now, config.return_hold_s, config.flip_flop_stay_s)
+    cyc = _flip_flop(state, wanted, now, config.return_hold_s, config.flip_flop_stay_s,
+                     active_pids(features))
     if cyc is not None:
         path, stay, ago = cyc
         return out("hold", "flip_flop",
@@ -251,11 +264,12 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", "unavailable", f"{verdict.text}; {res.reason}", state2, verdict, res)
     text = verdict.text + (f"; {res.reason}" if res is not None and res.fell_back else "")
     return out("switch", verdict.provider.split(":")[0], text,
-               _switched(state, wanted, now, auto=True), verdict, res)
+               _switched(state, wanted, now, auto=True, pids=state.workload_pids()),
+               verdict, res)
 
 
 def _flip_flop(state: DeviceState, wanted: str, now: float, hold_s: float,
-               stay_s: float) -> tuple[list[str], float, float] | None:
+               stay_s: float, pids: tuple[int, ...] = ()) -> tuple[list[str], float, float] | None:
     """A verdict cycle: the switches went A -> B -> A, or A -> B -> C -> A, with B (and C)
     left within stay_s, `wanted` is B again, and the return to A is less than hold_s ago.
     Returns the cycle's policies, how long B lasted and how long ago A came back.
@@ -265,16 +279,21 @@ def _flip_flop(state: DeviceState, wanted: str, now: float, hold_s: float,
     through three (postmark's class on maxtor40: under sstf it reads 1/sequential/write,
     under anticipatory 4/sequential/write, under stream 4/random/write), and each policy
     then lasts only the dwell. A B that lasted longer was a phase of the workload, and B
-    again is its return."""
+    again is its return. So is a B wanted again by a window most of whose processes (`pids`,
+    when the source names them) had not driven the device in the windows before B was left:
+    a cycle is one workload going round; phases that come round quickly bring their own
+    programs."""
     h = state.history
     left = next((i for i in range(len(h) - 1, 0, -1) if h[i][1] == wanted), None)
     if left is None:
         return None
-    t_in, start, into = h[left - 1]
-    t_left = h[left][0]
+    t_in, start, into, _ = h[left - 1]
+    t_left, then = h[left][0], h[left][3]
     if into != wanted or start != state.policy or now - h[-1][0] >= hold_s:
         return None
-    path = [start or "", wanted] + [to for _, _, to in h[left:]]
+    if mostly_new(pids, then):
+        return None
+    path = [start or "", wanted] + [to for _, _, to, _ in h[left:]]
     # a cycle the guard held: its policies stayed long only because the guard held them
     held_before = set(path) <= set(state.cycle)
     # B and everything since it was left stayed briefly: the device has been hopping
@@ -386,14 +405,15 @@ def _trial_back(state: DeviceState, result: TrialResult, now: float, out: Any,
 
 
 def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
-              trial: bool = False) -> DeviceState:
+              trial: bool = False, pids: tuple[int, ...] = ()) -> DeviceState:
     """The state after a switch to `policy`. `auto`: a verdict's switch, kept for the
     flip-flop guard; `trial`: a trial's, which has its own cap (max_trials_per_hour) and
     leaves the budget and the flip-flop guard's record alone."""
     if trial:
         history, cycle, switches = state.history, state.cycle, state.switches
     else:
-        history = (state.history + ((now, state.policy, policy),))[-HISTORY:] if auto else ()
+        history = (state.history + ((now, state.policy, policy, pids),))[-HISTORY:] \
+            if auto else ()
         cycle = state.cycle if auto and policy in state.cycle else ()
         switches = state.switches + (now,)
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,

@@ -90,13 +90,17 @@ def other_processes(trial: Trial, pids: tuple[int, ...]) -> str | None:
     keeps its processes under any scheduler (the windows before cover those a scheduler
     serves in turns); a phase that follows in the same class, a new program, brings new
     ones."""
-    if not trial.pids or not pids:
+    if not mostly_new(pids, trial.pids):
         return None
     seen = set(trial.pids) & set(pids)
-    if 2 * len(seen) >= len(pids):
-        return None
     return (f"{len(seen)} of this window's {len(pids)} processes drove the device before: "
             "another workload")
+
+
+def mostly_new(pids: tuple[int, ...], before: tuple[int, ...]) -> bool:
+    """Fewer than half of a window's processes were among those before: another workload.
+    False when either is unknown (diskstats names no process)."""
+    return bool(pids and before) and 2 * len(set(pids) & set(before)) < len(pids)
 
 
 def cell_id(verdict: Verdict) -> str | None:
