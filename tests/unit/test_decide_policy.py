@@ -133,30 +133,37 @@ def test_budget_caps_switches_per_sliding_hour() -> None:
     assert later[0].switch
 
 
-class Flip:
-    """A verdict that depends on the scheduler in force, as a model's can: under one
-    policy the features look like the other's workload."""
+class Cycle:
+    """A verdict that depends on the scheduler in force, as a model's can: each policy's
+    view names the next one (with two, under A it wants B and under B it wants A; with
+    three, postmark's class on the maxtor40 model: sstf -> anticipatory -> stream)."""
 
-    def __init__(self, a: str, b: str) -> None:
-        self.a, self.b = a, b
+    def __init__(self, *order: str) -> None:
+        self.order = order
         self.current: str | None = None
 
     def verdict(self, features, device, goal):  # type: ignore[no-untyped-def]
         from ioaz.decide.verdict import Verdict
-        want = self.b if self.current == self.a else self.a
-        return Verdict(want, "model:flip", goal, f"flip says {want}")
+        i = self.order.index(self.current) + 1 if self.current in self.order else 0
+        want = self.order[i % len(self.order)]
+        return Verdict(want, "model:cycle", goal, f"cycle says {want}")
+
+
+def go_round(cyc: Cycle, windows: int, cfg: DecideConfig) -> list[Decision]:
+    """Windows of one workload, one a second, under a verdict that goes round `cyc`."""
+    state = initial_state(HDD)
+    ds = []
+    for i in range(windows):
+        d = step(feats(RND8), state, cfg, cyc, 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+        cyc.current = state.policy
+    return ds
 
 
 def test_a_flip_flop_waits_but_one_return_does_not() -> None:
     cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=5, return_hold_s=60)
-    flip = Flip("cfq", "scan")
-    state = initial_state(HDD)
-    ds = []
-    for i in range(80):
-        d = step(feats(RND8), state, cfg, flip, 1000.0 + i, CTX.policies)
-        ds.append(d)
-        state = d.state
-        flip.current = state.policy
+    ds = go_round(Cycle("cfq", "scan"), 80, cfg)
     # cfq at once, scan after the dwell, back to cfq after another (one return is allowed:
     # a phase may come back), then scan again only 60 s after that return
     assert [(d.now, d.policy) for d in switches(ds)] == [
@@ -170,31 +177,9 @@ def test_a_flip_flop_waits_but_one_return_does_not() -> None:
     assert d.switch and d.policy not in ("cfq", "scan")
 
 
-class Cycle3:
-    """A verdict that hops through three policies, each scheduler's view naming the next
-    (postmark's class on the maxtor40 model: sstf -> anticipatory -> stream -> sstf)."""
-
-    def __init__(self, *order: str) -> None:
-        self.order = order
-        self.current: str | None = None
-
-    def verdict(self, features, device, goal):  # type: ignore[no-untyped-def]
-        from ioaz.decide.verdict import Verdict
-        i = self.order.index(self.current) + 1 if self.current in self.order else 0
-        want = self.order[i % len(self.order)]
-        return Verdict(want, "model:cycle", goal, f"cycle says {want}")
-
-
 def test_a_three_policy_cycle_is_held_too() -> None:
     cfg = replace(QUICK, hysteresis_windows=1, min_dwell_s=5, return_hold_s=60)
-    cyc = Cycle3("cfq", "scan", "deadline")
-    state = initial_state(HDD)
-    ds = []
-    for i in range(90):
-        d = step(feats(RND8), state, cfg, cyc, 1000.0 + i, CTX.policies)
-        ds.append(d)
-        state = d.state
-        cyc.current = state.policy
+    ds = go_round(Cycle("cfq", "scan", "deadline"), 90, cfg)
     # round once (the return to cfq is allowed: phases come back), then scan again only
     # 60 s after that return
     assert [(d.now, d.policy) for d in switches(ds)] == [
