@@ -45,8 +45,8 @@ from .verdict import Verdict, VerdictProvider
 
 HOUR_S = 3600.0
 HISTORY = 4   # automatic switches the flip-flop guard remembers: a cycle of up to 3 policies
-# judged windows whose processes name the workload (the flip-flop guard): a scheduler that
-# serves a few processes at a time shows only those in one window
+# judged windows whose processes name the workload (the flip-flop guard, a trial's baseline):
+# a scheduler that serves a few processes at a time shows only those in one window
 PID_WINDOWS = 10
 
 
@@ -91,12 +91,13 @@ class DeviceState:
     settled: str | None = None
     settled_n: int = 0
     recent: tuple[float, ...] = ()
-    # the processes that drove each of the last trial_after_windows settled windows
-    recent_pids: tuple[tuple[int, ...], ...] = ()
     trial: Trial | None = None            # a trial under way
     trials: tuple[TrialResult, ...] = ()  # the trials of the last trial_retry_s
     trial_starts: tuple[float, ...] = ()  # trial start times within the last hour (their cap)
-    window_pids: tuple[tuple[int, ...], ...] = ()  # the processes of the last PID_WINDOWS
+    # the processes of each of the last PID_WINDOWS judged windows: who the workload is, for
+    # the flip-flop guard and a trial's baseline (trial_after_windows >= PID_WINDOWS keeps
+    # those windows all settled ones when a trial starts)
+    window_pids: tuple[tuple[int, ...], ...] = ()
 
     def workload_pids(self) -> tuple[int, ...]:
         """The processes that drove the device in the last PID_WINDOWS judged windows."""
@@ -234,7 +235,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
 
     streak = state.streak + 1 if wanted == state.candidate else 1
     state2 = replace(state, candidate=wanted, streak=streak, settled=None, settled_n=0,
-                     recent=(), recent_pids=(), trials=live)
+                     recent=(), trials=live)
     found = state.last_switch is None   # the scheduler found at start: nothing chosen yet
     needed = min(config.first_choice_windows, config.hysteresis_windows) if found \
         else config.hysteresis_windows
@@ -313,11 +314,9 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     same = cid is not None and cid == state.settled
     value = measure(features, goal)
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
-    pids = (state.recent_pids if same else ()) + (active_pids(features),)
     state = replace(state, candidate=None, streak=0, settled=cid,
                     settled_n=state.settled_n + 1 if same else 1,
-                    recent=recent[-config.trial_windows:],
-                    recent_pids=pids[-config.trial_after_windows:])
+                    recent=recent[-config.trial_windows:])
     hold_text = f"{verdict.text}; already in force"
     runner = should_start(verdict, goal, state.settled_n, state.recent, state.trials, config)
     wc = features.workload_class
@@ -335,7 +334,7 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
                    f"{runner} cannot be tried: {res.reason}", state, verdict)
     base_value = sum(state.recent) / len(state.recent)
     trial = Trial(cid, state.policy, runner, base_value, wc.processes, now,
-                  pids=tuple(sorted(set().union(*state.recent_pids))))
+                  pids=state.workload_pids())
     text = (f"{verdict.text}; settled {state.settled_n} windows: trying the runner-up {runner} "
             f"(the cell's lead over it is {verdict.margin_points:g} points) for "
             f"{config.trial_windows} windows against {base_value / 1e6:.2f} MB/s under "
@@ -378,7 +377,7 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
                    f"trial of {t.runner_up} for cell {key}: {result.why}: {t.runner_up} kept "
                    f"for this cell for {config.trial_retry_s:g} s",
                    replace(state, trial=None, trials=state.trials + (result,), settled=None,
-                           settled_n=0, recent=(), recent_pids=()))
+                           settled_n=0, recent=()))
     return _trial_back(state, result, now, out, policies,
                        f"trial of {t.runner_up} for cell {key}: {result.why}")
 
@@ -418,7 +417,7 @@ def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
         switches = state.switches + (now,)
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
                    switches=switches, history=history, cycle=cycle,
-                   settled=None, settled_n=0, recent=(), recent_pids=())
+                   settled=None, settled_n=0, recent=())
 
 
 # -- what the administrator and the daemon do to a state (pure too) --------------------------
@@ -470,7 +469,7 @@ def set_goal(state: DeviceState, goal: str | None) -> DeviceState:
     """`ioazctl goal DEV GOAL` (None: back to the configured goal). Evidence gathered for
     the old goal's verdict does not carry over."""
     return replace(state, goal=goal, candidate=None, streak=0, settled=None, settled_n=0,
-                   recent=(), recent_pids=())
+                   recent=())
 
 
 __all__ = [

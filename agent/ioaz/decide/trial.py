@@ -50,7 +50,7 @@ class Trial:
     processes: str         # the class's process bucket when it started
     started: float
     values: tuple[float, ...] = ()   # the measure in each judged window under the runner-up
-    pids: tuple[int, ...] = ()       # the processes of the settled windows; () unknown
+    pids: tuple[int, ...] = ()       # the processes of the windows before; () unknown
 
 
 @dataclass(frozen=True)
