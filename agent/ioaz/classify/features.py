@@ -29,11 +29,14 @@ def active_processes(new: dict[int, int] | None, old: dict[int, int] | None,
     """
     if new is None:
         return None
-    per = process_bios(new, old)
+    return len(pids_over_share(process_bios(new, old), min_share))
+
+
+def pids_over_share(per: dict[int, int], min_share: float) -> tuple[int, ...]:
+    """The processes (pid -> bios in a window) that submitted at least min_share of them."""
     total = sum(per.values())
-    if total <= 0:
-        return 0
-    return sum(1 for n in per.values() if n > 0 and n >= min_share * total)
+    return tuple(sorted(p for p, n in per.items() if total > 0 and n > 0
+                        and n >= min_share * total))
 
 
 def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,

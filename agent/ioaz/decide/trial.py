@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..classify.features import pids_over_share
 from ..classify.types import WindowFeatures
 from .config import DecideConfig
 from .verdict import Verdict
@@ -77,11 +78,9 @@ def measure(features: WindowFeatures, goal: str) -> float | None:
 
 
 def active_pids(features: WindowFeatures, min_share: float = 0.01) -> tuple[int, ...]:
-    """The processes that submitted at least min_share of the window's bios (as the class's
-    process count does); () when the source does not say (diskstats)."""
-    total = sum(features.process_bios.values())
-    return tuple(sorted(p for p, n in features.process_bios.items()
-                        if total and n >= min_share * total))
+    """The processes that submitted at least min_share of the window's bios (the share the
+    class's process count uses); () when the source does not say (diskstats)."""
+    return pids_over_share(features.process_bios, min_share)
 
 
 def other_processes(trial: Trial, pids: tuple[int, ...]) -> str | None:
