@@ -11,13 +11,13 @@ STAMP  := $(VENV)/.installed
 
 # Debian packages the build and the tests need (ENVIRONMENT.md lists what works here).
 APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc fio util-linux \
-                prometheus qemu-system-x86 busybox-static cpio \
+                prometheus qemu-system-x86 busybox-static cpio mmdebstrap \
                 python3-yaml python3-prometheus-client \
                 linux-headers-6.1.0-56-amd64 linux-source-6.1 linux-headers-6.12-amd64 linux-source-6.12
 
 BPF_OBJ := bpf/build/ioaz.bpf.o
 
-.PHONY: all deps apt-deps venv bpf install uninstall run observe test test-unit test-integration test-kmod bench lint clean
+.PHONY: all deps apt-deps venv bpf install uninstall run observe test test-unit test-integration test-kmod testbed bench lint clean
 
 all: bpf venv
 
@@ -66,6 +66,12 @@ test-integration: deps bpf
 
 test-kmod: deps
 	$(PY) -m pytest -ra tests/kmod
+
+# The storage server in a VM: a Debian 12 image from Debian's packages (build/testbed/, rebuilt
+# only when its recipe changes), the probe and the elevators built for its kernel.
+testbed: deps bpf
+	$(VENV)/bin/ioaz-lab testbed build
+	$(MAKE) -C kmod KDIR=$$(ls -d /usr/src/linux-headers-6.12.*-amd64 | grep -v -e -rt- -e -cloud- | sort -V | tail -1)
 
 bench: deps bpf
 	$(VENV)/bin/ioaz-lab bench probe && $(VENV)/bin/ioaz-lab bench daemon && \

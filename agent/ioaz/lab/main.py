@@ -1,4 +1,4 @@
-"""`ioaz-lab`: the laboratory commands (sim, bench, record, calibrate, derive, train).
+"""`ioaz-lab`: the laboratory commands (sim, bench, record, calibrate, derive, train, testbed).
 
 Each subcommand lives in its own module under ioaz.lab and registers itself in SUBCOMMANDS as
 `name -> "module:function"`; the module is imported only when its subcommand runs, so the light
@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "derive": ("ioaz.lab.derive", "decision matrices from a calibration dataset"),
     "train": ("ioaz.lab.train", "train a classifier from features to the best policy"),
     "record": ("ioaz.lab.record", "record a block trace of a real device for replay in sim"),
+    "testbed": ("ioaz.testbed.cli", "a Debian 12 storage server in qemu: build, run, shell"),
 }
 
 

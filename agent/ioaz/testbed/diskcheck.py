@@ -1,0 +1,109 @@
+"""The model disk checked against the simulator: the same workload by fio in the guest on one
+emulated disk (device/queue_depth 1, scheduler none) and by the simulator on the same model.
+
+A second disk served by the zero model measures what the VM path itself costs per request (fio's
+completion latency at depth 1, and 1/IOPS at depth 32). The simulator charges a host turn-around
+between a completion and the next request of a process (ProcSpec.host_us, 20 us by default); in
+the guest that turn-around is the VM path, so the simulator is run with both and the path-aware
+figure is the one the disk is held to.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ioaz.sim.devices import load_device
+from ioaz.sim.engine import simulate
+from ioaz.sim.workloads import Phase, ProcSpec, Workload
+from ioaz.testbed import disks, vm
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    fio: str            # fio options beyond the common ones
+    metric: str         # "mb_s" or "iops"
+    size_kb: float
+    pattern: str
+    depth: int          # requests a process keeps in flight (1: synchronous)
+
+
+CHECKS = (
+    Check("sequential read 128 KiB, depth 1", "--rw=read --bs=128k --ioengine=psync", "mb_s",
+          128, "seq", 1),
+    Check("random read 4 KiB, depth 1", "--rw=randread --bs=4k --ioengine=psync", "iops",
+          4, "rand", 1),
+    Check("random read 4 KiB, depth 16", "--rw=randread --bs=4k --ioengine=libaio --iodepth=16",
+          "iops", 4, "rand", 16),
+)
+COMMON = "--direct=1 --time_based --norandommap --randrepeat=0 --output-format=json"
+
+
+def guest_script(runtime_s: float) -> str:
+    lines = ["set -e", "Q=/sys/block/sda; Z=/sys/block/sdb",
+             "echo 1 > $Q/device/queue_depth; echo none > $Q/queue/scheduler",
+             "echo none > $Z/queue/scheduler"]
+    for i, c in enumerate(CHECKS):
+        lines.append(f"fio --name=c{i} --filename=/dev/sda --runtime={runtime_s} {COMMON} "
+                     f"{c.fio} > /mnt/results/check-{i}.json")
+    # the VM path alone, at depth 1 and at 32
+    lines.append(f"fio --name=p1 --filename=/dev/sdb --runtime={runtime_s / 2} {COMMON} "
+                 "--rw=randread --bs=4k --ioengine=psync > /mnt/results/path-1.json")
+    lines.append(f"fio --name=p32 --filename=/dev/sdb --runtime={runtime_s / 2} {COMMON} "
+                 "--rw=randread --bs=4k --ioengine=libaio --iodepth=32 > /mnt/results/path-32.json")
+    return "\n".join(lines)
+
+
+def _fio(path: Path) -> dict[str, Any]:
+    job = json.loads(path.read_text())["jobs"][0]["read"]
+    return {"mb_s": job["bw_bytes"] / 1e6, "iops": job["iops"],
+            "clat_mean_us": job["clat_ns"]["mean"] / 1e3}
+
+
+def simulated(model: str, c: Check, host_us: float, duration_s: float) -> float:
+    dev = load_device(model)
+    span = dev.capacity_sectors * 512 / 1e9
+    proc = ProcSpec(name="fio", op="read", pattern=c.pattern, size_kb=c.size_kb,
+                    sync=c.depth == 1, depth=c.depth, host_us=host_us, region_gb=0.0,
+                    span_gb=span * 0.999)
+    r = simulate(dev, "none", Workload(c.name, [Phase(duration_s, [proc])]))
+    return r.throughput_mb_s if c.metric == "mb_s" else r.iops
+
+
+def run(model: str, runtime_s: float, results: Path) -> dict[str, Any]:
+    spec = disks.parse(f"model:{model},model:zero:8G")
+    res = vm.run([guest_script(runtime_s)], vm.Options(disks=spec, results=results,
+                                                       timeout_s=600 + 10 * runtime_s))
+    if res.rc != 0:
+        raise RuntimeError(f"the guest's fio failed (exit {res.rc}):\n{res.output[-2000:]}")
+    p1, p32 = _fio(results / "path-1.json"), _fio(results / "path-32.json")
+    path_us = p1["clat_mean_us"]
+    rows = []
+    for i, c in enumerate(CHECKS):
+        real = _fio(results / f"check-{i}.json")[c.metric]
+        sim_plain = simulated(model, c, 20.0, max(20.0, runtime_s))
+        sim_path = simulated(model, c, path_us, max(20.0, runtime_s))
+        rows.append({"check": c.name, "metric": c.metric, "guest": round(real, 2),
+                     "sim": round(sim_plain, 2), "sim_with_path": round(sim_path, 2),
+                     "ratio": round(real / sim_path, 3) if sim_path else None})
+    stats = {}
+    for f in results.glob("disk*-stats.json"):
+        stats[f.name] = json.loads(f.read_text())
+    return {"model": model, "runtime_s": runtime_s, "boot_s": res.boot_s,
+            "path_us_depth1": round(path_us, 1),
+            "path_us_depth32": round(1e6 / p32["iops"], 1) if p32["iops"] else None,
+            "checks": rows, "disk_stats": stats}
+
+
+def render(report: dict[str, Any]) -> str:
+    out = [f"model {report['model']}: the VM path costs {report['path_us_depth1']} us a request "
+           f"at depth 1, {report['path_us_depth32']} us at depth 32 (zero model)",
+           f"{'check':36} {'unit':5} {'guest':>9} {'sim':>9} {'sim+path':>9} "
+           f"{'guest/sim+path':>15}"]
+    for r in report["checks"]:
+        unit = "MB/s" if r["metric"] == "mb_s" else "IOPS"
+        out.append(f"{r['check']:36} {unit:5} {r['guest']:9.1f} {r['sim']:9.1f} "
+                   f"{r['sim_with_path']:9.1f} {r['ratio']:15.3f}")
+    return "\n".join(out)

@@ -1,0 +1,88 @@
+#!/bin/bash
+# Runs inside the testbed guest (ioaz-lab testbed run), as root, after multi-user.target.
+# ioazd as an operator runs it: `make install` from the shared checkout, systemd's unit, a SATA
+# disk, a workload change, reload, kill -9 and stop. "@@ KEY VALUE" lines are read by the host test;
+# the daemon's journal goes to the results share.
+set -u
+D=${IOAZ_DISK:-sda}
+Q=/sys/block/$D/queue
+OUT=/mnt/results
+mark() { echo "@@ $1 $2"; }
+active() { sed 's/.*\[\(.*\)\].*/\1/' "$Q/scheduler"; }
+settings() {   # every value ioaz may change on this disk, one per line
+    echo "scheduler=$(active)"   # the line itself grows when ioazd's unit loads bfq and kyber
+    for f in nr_requests read_ahead_kb; do echo "$f=$(cat "$Q/$f")"; done
+    echo "queue_depth=$(cat /sys/block/$D/device/queue_depth)"
+    for f in "$Q"/iosched/*; do [ -f "$f" ] && echo "iosched/${f##*/}=$(cat "$f")"; done
+}
+wait_for() {   # wait_for SECONDS COMMAND...: until COMMAND succeeds
+    local end=$((SECONDS + $1)); shift
+    until "$@"; do [ $SECONDS -ge $end ] && return 1; sleep 0.5; done
+}
+is_active() { [ "$(active)" = "$1" ]; }
+fio_bg() { fio --name=w --filename=/dev/$D --direct=1 --ioengine=psync --time_based \
+               --runtime=30 --output=/dev/null "$@" & FIO=$!; }
+fio_stop() { kill "$FIO" 2>/dev/null; wait "$FIO" 2>/dev/null; }
+
+mark kernel "$(uname -r)"
+mark system "$(systemctl is-system-running)"
+mark multi_user "$(systemctl is-active multi-user.target)"
+mark pid1 "$(ps -o comm= -p 1)"
+mark rotational "$(cat $Q/rotational)"
+mark queue_depth "$(cat /sys/block/$D/device/queue_depth)"
+insmod "/mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko"
+mark elevators "$(cat $Q/scheduler | tr -d '[]' | tr ' ' ,)"
+ORIG=$(active)
+mark original "$ORIG"
+settings > /tmp/before
+
+make -s -C /mnt/ioaz -o apt-deps -o bpf install > /tmp/install.log 2>&1
+mark install $?
+python3 - <<'PY'
+import yaml
+p = "/etc/ioaz/ioaz.yaml"
+c = yaml.safe_load(open(p))
+c["devices"] = {"include": ["sd*"], "exclude": []}
+c["probe"] = "bpf"
+c["metrics"] = {"listen": "0.0.0.0:19647"}   # the guest's port the host forwards
+c["decide"].update(hysteresis_windows=2, min_dwell_s=3, cooldown_s=1)
+yaml.safe_dump(c, open(p, "w"))
+PY
+systemctl enable --now ioazd 2>/dev/null
+wait_for 20 systemctl -q is-active ioazd
+mark started "$(systemctl is-active ioazd)"
+PID=$(systemctl show -p MainPID --value ioazd)
+
+# One sequential reader, then eight random readers (IOAZ Table 3, goal mean: fcfs, then
+# anticipatory, realised as ioaz's fifo and bfq).
+fio_bg --rw=read --bs=128k --numjobs=1
+wait_for 20 is_active fifo
+mark after_sequential "$(active)"
+fio_stop
+fio_bg --rw=randread --bs=4k --numjobs=8
+wait_for 25 is_active bfq
+mark after_random "$(active)"
+/usr/local/bin/ioazctl explain $D > "$OUT/explain.txt" 2>&1
+fio_stop
+mark probe_source "$(/usr/local/bin/ioazctl status --json | python3 -c \
+    'import json,sys; print(json.load(sys.stdin).get("source"))')"
+
+systemctl reload ioazd
+sleep 2
+mark reloaded "$(systemctl is-active ioazd) $([ "$(systemctl show -p MainPID --value ioazd)" = "$PID" ] && echo same-pid || echo new-pid)"
+
+kill -9 "$PID"
+restarted() { p=$(systemctl show -p MainPID --value ioazd); [ "$p" != 0 ] && [ "$p" != "$PID" ] &&
+              systemctl -q is-active ioazd; }
+wait_for 30 restarted
+mark after_kill "$(systemctl is-active ioazd) $([ "$(systemctl show -p MainPID --value ioazd)" != "$PID" ] && echo new-pid || echo same-pid)"
+sleep 3
+systemctl stop ioazd
+mark stopped "$(systemctl is-active ioazd)"
+mark after_stop "$(active)"
+settings > /tmp/after
+if diff /tmp/before /tmp/after > /tmp/settings.diff; then mark settings_restored yes
+else mark settings_restored no; cat /tmp/settings.diff; fi
+journalctl -u ioazd -o cat --no-pager > "$OUT/ioazd.journal"
+cp /tmp/install.log "$OUT/install.log"
+mark done 1

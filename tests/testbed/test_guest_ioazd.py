@@ -1,0 +1,102 @@
+"""ioazd in the testbed guest, under Debian's systemd, on a SATA disk: one boot of the real image.
+
+The guest script (guest_ioazd.sh) installs ioaz with `make install` from the read-only share,
+enables the unit, changes the workload, reloads, kills and stops the daemon, and prints
+"@@ KEY VALUE" lines; the host scrapes the guest's metrics through the forwarded port while it runs.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import REPO, need_root
+from ioaz.testbed import disks, image, vm
+from ioaz.testbed.errors import TestbedError
+
+HERE = Path(__file__).resolve().parent
+
+
+def marks(output: str) -> dict[str, str]:
+    return {m.group(1): m.group(2).strip() for m in re.finditer(r"^@@ (\S+) ?(.*)$", output, re.M)}
+
+
+class Scraper(threading.Thread):
+    """Polls the forwarded metrics port while the guest runs; keeps the best scrape."""
+
+    def __init__(self, port: int) -> None:
+        super().__init__(daemon=True)
+        self.url = f"http://127.0.0.1:{port}/metrics"
+        self.body = ""
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                with urllib.request.urlopen(self.url, timeout=3) as r:
+                    text = r.read().decode()
+                if 'device="sda"' in text:
+                    self.body = text
+            except OSError:
+                pass
+            self.stopping.wait(2)
+
+
+@pytest.fixture(scope="module")
+def guest_image() -> image.Image:
+    need_root("the testbed image (mmdebstrap) and the guest")
+    for tool in ("qemu-system-x86_64", "mmdebstrap"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool} is not installed (`make testbed` installs it)")
+    try:
+        img = image.build()
+        rel = image.kernels()["6.12"]
+    except TestbedError as e:
+        pytest.fail(str(e))
+    r = subprocess.run(["make", "-C", str(REPO / "kmod"), f"KDIR=/usr/src/linux-headers-{rel}"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, f"kmod build for the guest's {rel} failed:\n{r.stderr[-2000:]}"
+    assert (REPO / "bpf" / "build" / "ioaz.bpf.o").exists(), "make bpf builds the probe object"
+    return img
+
+
+def test_ioazd_under_guest_systemd(guest_image: image.Image, tmp_path: Path) -> None:
+    port = vm.free_port()
+    scraper = Scraper(port)
+    scraper.start()
+    t0 = time.monotonic()
+    try:
+        res = vm.run(["/mnt/ioaz/tests/testbed/guest_ioazd.sh"],
+                     vm.Options(disks=disks.parse("file:2G"), results=tmp_path,
+                                metrics_port=port, timeout_s=900))
+    finally:
+        scraper.stopping.set()
+        scraper.join()
+    m = marks(res.output)
+    journal = (tmp_path / "ioazd.journal").read_text() if (tmp_path / "ioazd.journal").exists() \
+        else ""
+    print(f"guest: boot {res.boot_s} s, whole run {time.monotonic() - t0:.0f} s; marks {m}")
+    assert res.rc == 0 and m.get("done") == "1", f"the guest script failed:\n{res.output[-3000:]}"
+    assert m["kernel"] == image.kernels()["6.12"]
+    assert m["pid1"] == "systemd" and m["system"] == "running", m
+    assert m["multi_user"] == "active", m
+    assert m["rotational"] == "1" and m["queue_depth"] == "32", m
+    assert {"fifo", "vr", "stream", "mq-deadline"} <= set(m["elevators"].split(",")), m
+    assert m["install"] == "0", (tmp_path / "install.log").read_text()[-2000:]
+    assert m["started"] == "active" and m["probe_source"] == "bpf", m
+    # the workload change is followed: ioaz's own fifo for one sequential reader, bfq for eight
+    # random readers (IOAZ Table 3, goal mean)
+    assert m["after_sequential"] == "fifo", journal[-3000:]
+    assert m["after_random"] == "bfq", journal[-3000:]
+    assert m["reloaded"] == "active same-pid" and '"event": "reload"' in journal, journal[-2000:]
+    assert m["after_kill"] == "active new-pid", m
+    assert '"event": "crash_recovery"' in journal, journal[-3000:]
+    assert m["stopped"] in ("inactive", "unknown") and m["after_stop"] == m["original"], m
+    assert m["settings_restored"] == "yes", res.output[-2000:]
+    # the host's view: the guest's metrics through the forwarded port
+    assert "ioaz_" in scraper.body and 'device="sda"' in scraper.body, "no scrape from the host"

@@ -1,0 +1,138 @@
+"""The model disk's NBD server, real process and real sockets, driven by a small NBD client here:
+data comes back as written, a request takes the model's time, and the drive reorders what it
+holds (shortest seek first) but only as deep as its command queue."""
+from __future__ import annotations
+
+import socket
+import struct
+import time
+from pathlib import Path
+
+import pytest
+from ioaz.sim.devices import load_device
+from ioaz.sim.request import Request
+from ioaz.testbed import nbd
+from ioaz.testbed.errors import TestbedError
+from ioaz.testbed.modeldisk import ModelDiskHandle, start_model_disk
+
+GB = 10**9
+
+
+class Client:
+    """Just enough of an NBD client: NBD_OPT_GO, then simple requests."""
+
+    def __init__(self, path: Path) -> None:
+        self.s = socket.socket(socket.AF_UNIX)
+        self.s.connect(str(path))
+        hello = nbd.recv_exact(self.s, 18)
+        assert hello[:8] == nbd.NBDMAGIC
+        self.s.sendall(struct.pack(">I", nbd.FLAG_FIXED_NEWSTYLE | nbd.FLAG_NO_ZEROES))
+        self.s.sendall(struct.pack(">QII", nbd.IHAVEOPT, nbd.OPT_GO, 6) + struct.pack(">IH", 0, 0))
+        self.size = 0
+        while True:
+            _, _, kind, length = struct.unpack(">QIII", nbd.recv_exact(self.s, 20))
+            data = nbd.recv_exact(self.s, length) if length else b""
+            if kind == nbd.REP_INFO and struct.unpack(">H", data[:2])[0] == nbd.INFO_EXPORT:
+                self.size = struct.unpack(">Q", data[2:10])[0]
+            if kind == nbd.REP_ACK:
+                break
+
+    def send(self, cmd: int, handle: int, offset: int, length: int, data: bytes = b"") -> None:
+        self.s.sendall(struct.pack(">IHHQQI", nbd.REQUEST_MAGIC, 0, cmd, handle, offset, length)
+                       + data)
+
+    def reply(self, length: int = 0) -> tuple[int, int, bytes]:
+        magic, err, handle = struct.unpack(">IIQ", nbd.recv_exact(self.s, 16))
+        assert magic == nbd.SIMPLE_REPLY_MAGIC
+        return handle, err, nbd.recv_exact(self.s, length) if length and not err else b""
+
+    def read(self, offset: int, length: int) -> bytes:
+        self.send(nbd.CMD_READ, 1, offset, length)
+        return self.reply(length)[2]
+
+    def close(self) -> None:
+        self.send(nbd.CMD_DISC, 0, 0, 0)
+        self.s.close()
+
+
+@pytest.fixture
+def disk(tmp_path: Path):
+    handles: list[ModelDiskHandle] = []
+
+    def start(model: str = "wd500", ncq: int = 32) -> Client:
+        h = ModelDiskHandle(model, tmp_path, f"d{len(handles)}", None, ncq=ncq)
+        handles.append(h)
+        return Client(h.sock)
+    yield start
+    for h in handles:
+        h.stop()
+
+
+def test_data_comes_back_as_written(disk) -> None:
+    c = disk()
+    assert c.size == load_device("wd500").capacity_sectors * 512 // 4096 * 4096
+    block = bytes(range(256)) * 256
+    c.send(nbd.CMD_WRITE, 7, 123 * GB, len(block), block)
+    assert c.reply()[:2] == (7, 0)
+    assert c.read(123 * GB, len(block)) == block
+    assert c.read(200 * GB, 4096) == bytes(4096)      # never written: zeros
+    c.send(nbd.CMD_READ, 9, c.size, 4096)             # past the end: EINVAL, not a crash
+    assert c.reply(4096)[:2] == (9, nbd.EINVAL)
+    c.close()
+
+
+def test_a_random_read_takes_the_models_time(disk) -> None:
+    c = disk()
+    dev = load_device("wd500")
+    c.read(0, 4096)
+    took, want = [], []
+    pos = 0
+    for i in range(12):
+        off = (i * 37 % 12 + 1) * 35 * GB          # jumps of tens of GB, both directions
+        t = time.monotonic()
+        c.read(off, 4096)
+        took.append(time.monotonic() - t)
+        want.append(dev.estimate(abs(off - pos) // 512, 8))
+        pos = off + 4096
+    ratio = sum(took) / sum(want)
+    # the model's own time is the floor; the socket and this loaded machine add a little
+    assert 0.95 < ratio < 1.35, (took, want)
+    c.close()
+
+
+def test_sequential_reads_take_the_models_time(disk) -> None:
+    c = disk()
+    dev = load_device("wd500")
+    n, size = 120, 131072
+    # the model's time for the same back-to-back reads: the floor of what the server may take
+    t_model = 0.0
+    for i in range(n + 1):
+        t_model += dev.access(Request(i, 1, i * size // 512, size // 512, False, True, t_model),
+                              t_model)
+        if i == 0:
+            t_model = 0.0
+    c.read(0, size)
+    t = time.monotonic()
+    for i in range(1, n + 1):
+        c.read(i * size, size)
+    took = time.monotonic() - t
+    # the client's and the server's own turn-around (~0.1-0.7 ms a request on this loaded
+    # 2-core machine) comes on top
+    assert 0.95 * t_model < took < t_model + n * 0.0015, (took, t_model)
+    c.close()
+
+
+@pytest.mark.parametrize("ncq,order", [(32, [1, 4, 3, 2]), (1, [1, 2, 3, 4])])
+def test_the_drive_reorders_what_it_holds(disk, ncq: int, order: list[int]) -> None:
+    c = disk(ncq=ncq)
+    # the first request starts at once; the other three wait in the drive's queue, from where
+    # NCQ takes the nearest to the head first (4 GB, 3, 2), and a depth-1 drive their order
+    for handle, off in ((1, 400 * GB), (2, 1 * GB), (3, 2 * GB), (4, 3 * GB)):
+        c.send(nbd.CMD_READ, handle, off, 4096)
+    assert [c.reply(4096)[0] for _ in range(4)] == order
+    c.close()
+
+
+def test_an_unknown_model_is_refused_with_the_list(tmp_path: Path) -> None:
+    with pytest.raises(TestbedError, match="unknown disk model 'floppy'; known: zero, .*wd500"):
+        start_model_disk("floppy", tmp_path, "d0", None)
