@@ -42,16 +42,20 @@ COMMON = "--direct=1 --time_based --norandommap --randrepeat=0 --output-format=j
 
 
 def guest_script(runtime_s: float) -> str:
-    lines = ["set -e", "Q=/sys/block/sda; Z=/sys/block/sdb",
+    # the kernel may name the disks in any order: find them by the serial disks.py gives them
+    lines = ["set -e", "udevadm settle",
+             "A=$(basename $(readlink -f /dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ0000))",
+             "B=$(basename $(readlink -f /dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ0001))",
+             "Q=/sys/block/$A; Z=/sys/block/$B",
              "echo 1 > $Q/device/queue_depth; echo none > $Q/queue/scheduler",
              "echo none > $Z/queue/scheduler"]
     for i, c in enumerate(CHECKS):
-        lines.append(f"fio --name=c{i} --filename=/dev/sda --runtime={runtime_s} {COMMON} "
+        lines.append(f"fio --name=c{i} --filename=/dev/$A --runtime={runtime_s} {COMMON} "
                      f"{c.fio} > /mnt/results/check-{i}.json")
     # the VM path alone, at depth 1 and at 32
-    lines.append(f"fio --name=p1 --filename=/dev/sdb --runtime={runtime_s / 2} {COMMON} "
+    lines.append(f"fio --name=p1 --filename=/dev/$B --runtime={runtime_s / 2} {COMMON} "
                  "--rw=randread --bs=4k --ioengine=psync > /mnt/results/path-1.json")
-    lines.append(f"fio --name=p32 --filename=/dev/sdb --runtime={runtime_s / 2} {COMMON} "
+    lines.append(f"fio --name=p32 --filename=/dev/$B --runtime={runtime_s / 2} {COMMON} "
                  "--rw=randread --bs=4k --ioengine=libaio --iodepth=32 > /mnt/results/path-32.json")
     return "\n".join(lines)
 

@@ -4,7 +4,9 @@
     model:NAME[:SIZE]    served at the time the simulator's model NAME says (testbed.modeldisk)
 
 SIZE takes K, M, G or T (binary). Every disk is an `ide-hd` with rotation_rate 7200, so the guest
-sees rotational=1, NCQ and a writable device/queue_depth (1..32), as on a SATA hard disk.
+sees rotational=1, NCQ and a writable device/queue_depth (1..32), as on a SATA hard disk. Disk i
+has the serial IOAZ000i (/dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ000i): the kernel's sdX names need
+not follow the order of SPEC.
 """
 from __future__ import annotations
 
