@@ -19,6 +19,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     c.add_argument("--runtime", type=float, default=15.0, metavar="S", help="seconds per fio run")
     c.add_argument("--results", type=Path, metavar="DIR", help="where fio's JSON and the report go")
+    c.add_argument("--order", action="store_true",
+                   help="the scheduler-order checks instead (16 random readers, par-read)")
     for name, help_text in (("run", "boot the guest, run CMD as root, power off"),
                             ("shell", "boot the guest with a root shell on this terminal")):
         r = sub.add_parser(name, help=help_text)
@@ -50,9 +52,13 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "check-disk":
             from ioaz.testbed import diskcheck
             results = vm.results_dir(args.results)
-            report = diskcheck.run(args.model, args.runtime, results)
+            if args.order:
+                report = diskcheck.run_order(args.model, args.runtime, results)
+                print(diskcheck.render_order(report))
+            else:
+                report = diskcheck.run(args.model, args.runtime, results)
+                print(diskcheck.render(report))
             (results / "check-disk.json").write_text(json.dumps(report, indent=1) + "\n")
-            print(diskcheck.render(report))
             return 0
         opts = vm.Options(kernel=args.kernel, disks=disks.parse(args.disks),
                           memory_mb=args.memory, results=args.results,

@@ -111,3 +111,82 @@ def render(report: dict[str, Any]) -> str:
         out.append(f"{r['check']:36} {unit:5} {r['guest']:9.1f} {r['sim']:9.1f} "
                    f"{r['sim_with_path']:9.1f} {r['ratio']:15.3f}")
     return "\n".join(out)
+
+
+# ------------------------------------------------------------------ scheduler reordering
+
+@dataclass(frozen=True)
+class OrderCheck:
+    name: str
+    queue_depth: int
+    scheduler: str      # the guest's
+    sim_scheduler: str  # the simulator's stand-in
+    fio: str
+    par_read: bool
+
+
+ORDER_SCHEDULERS = (("none", "none"), ("mq-deadline", "deadline"), ("vr", "vr"),
+                    ("bfq", "cfq"), ("stream", "stream"))
+RANDOM16 = "--rw=randread --bs=4k --ioengine=psync --numjobs=16 --group_reporting"
+# Xu & Jiang's par-read (seeds/002_*, 3.3): four synchronous 4 KiB readers, 50 GB apart
+PAR_READ = ("--rw=read --bs=4k --ioengine=psync --numjobs=4 --size=1g --offset=10g "
+            "--offset_increment=50g --group_reporting")
+
+
+def order_checks() -> list[OrderCheck]:
+    checks = [OrderCheck(f"16 random readers, queue_depth 1, {g}", 1, g, s, RANDOM16, False)
+              for g, s in ORDER_SCHEDULERS if g != "stream"]
+    checks += [OrderCheck(f"16 random readers, queue_depth 32, {g}", 32, g, s, RANDOM16, False)
+               for g, s in (("none", "none"), ("mq-deadline", "deadline"))]
+    checks += [OrderCheck(f"par-read, queue_depth 1, {g}", 1, g, s, PAR_READ, True)
+               for g, s in ORDER_SCHEDULERS]
+    return checks
+
+
+def order_script(runtime_s: float) -> str:
+    lines = ["set -e", "udevadm settle",
+             "A=$(basename $(readlink -f /dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ0000))",
+             'insmod "/mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko"', "modprobe bfq"]
+    for i, c in enumerate(order_checks()):
+        lines += [f"echo {c.queue_depth} > /sys/block/$A/device/queue_depth",
+                  f"echo {c.scheduler} > /sys/block/$A/queue/scheduler",
+                  f"fio --name=o{i} --filename=/dev/$A --runtime={runtime_s} {COMMON} {c.fio} "
+                  f"> /mnt/results/order-{i}.json"]
+    return "\n".join(lines)
+
+
+def simulated_order(model: str, c: OrderCheck, duration_s: float) -> float:
+    from ioaz.sim.workloads import par_read
+    dev = load_device(model, queue_depth=c.queue_depth)
+    if c.par_read:
+        return simulate(dev, c.sim_scheduler, par_read(duration_s)).throughput_mb_s
+    span = dev.capacity_sectors * 512 / 1e9 * 0.999
+    procs = [ProcSpec(name=f"r{i}", op="read", pattern="rand", size_kb=4, sync=True,
+                      region_gb=0.0, span_gb=span) for i in range(16)]
+    return simulate(dev, c.sim_scheduler, Workload(c.name, [Phase(duration_s, procs)])).iops
+
+
+def run_order(model: str, runtime_s: float, results: Path) -> dict[str, Any]:
+    res = vm.run([order_script(runtime_s)], vm.Options(disks=disks.parse(f"model:{model}"),
+                                                       results=results,
+                                                       timeout_s=900 + 15 * runtime_s))
+    if res.rc != 0:
+        raise RuntimeError(f"the guest's fio failed (exit {res.rc}):\n{res.output[-2000:]}")
+    rows = []
+    for i, c in enumerate(order_checks()):
+        got = _fio(results / f"order-{i}.json")
+        metric = "mb_s" if c.par_read else "iops"
+        rows.append({"check": c.name, "metric": metric, "guest": round(got[metric], 2),
+                     "sim": round(simulated_order(model, c, max(20.0, runtime_s)), 2),
+                     "sim_scheduler": c.sim_scheduler})
+    return {"model": model, "runtime_s": runtime_s, "boot_s": res.boot_s, "checks": rows}
+
+
+def render_order(report: dict[str, Any]) -> str:
+    out = [f"model {report['model']}: scheduler order, guest against the simulator "
+           "(bfq's stand-in there: cfq)",
+           f"{'check':40} {'unit':5} {'guest':>9} {'sim':>9}"]
+    for r in report["checks"]:
+        unit = "MB/s" if r["metric"] == "mb_s" else "IOPS"
+        out.append(f"{r['check']:40} {unit:5} {r['guest']:9.1f} {r['sim']:9.1f}")
+    return "\n".join(out)
