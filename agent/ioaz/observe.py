@@ -6,6 +6,7 @@ device that vanished is reported once and dropped, never fatal.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .classify.classes import Thresholds, classify
@@ -13,8 +14,8 @@ from .classify.features import compute_features
 from .classify.horizon import ProcessHorizon
 from .classify.types import WindowFeatures, WorkloadClass
 from .probe import Source
-from .probe import devices as sysblock
 from .probe.snapshot import DeviceSnapshot, Snapshot
+from .sysblock import BlockSysfs
 
 
 @dataclass
@@ -24,9 +25,9 @@ class Window:
     appeared: list[str] = field(default_factory=list)
 
 
-def _empty(name: str, t_ns: int, source: str) -> DeviceSnapshot | None:
+def _empty(name: str, t_ns: int, source: str, sysfs: BlockSysfs) -> DeviceSnapshot | None:
     """A device the probe has not seen any I/O on yet: all counters zero."""
-    devt = sysblock.devt_of(name)
+    devt = sysfs.devt(name)
     if devt is None:
         return None
     snap = DeviceSnapshot(name=name, major=devt[0], minor=devt[1], t_ns=t_ns, source=source)
@@ -40,14 +41,19 @@ def _empty(name: str, t_ns: int, source: str) -> DeviceSnapshot | None:
 class Observer:
     """Turns successive snapshots of a source into per-device windows.
 
-    devices: the names to watch, or None for every disk with a scheduler (rescanned each window).
+    devices: the names to watch, or None for every disk with a scheduler (rescanned each window);
+    a callable is asked each window (the daemon's managed disks).
+    sysfs: the block sysfs door devices are looked up through.
     """
 
     def __init__(self, source: Source, thresholds: Thresholds,
-                 devices: list[str] | None = None):
+                 devices: list[str] | Callable[[], list[str]] | None = None,
+                 sysfs: BlockSysfs | None = None):
         self.source = source
         self.thresholds = thresholds
-        self.fixed = list(devices) if devices is not None else None
+        self.sysfs = sysfs or BlockSysfs()
+        self.fixed = list(devices) if isinstance(devices, list) else None
+        self.scan = devices if callable(devices) else None
         self.prev: Snapshot = {}
         self.watching: list[str] = []
         self.horizons: dict[str, ProcessHorizon] = {}   # device -> its class's processes
@@ -56,9 +62,11 @@ class Observer:
         self.classes: dict[str, WorkloadClass] = {}
 
     def _wanted(self) -> list[str]:
+        if self.scan is not None:
+            return self.scan()
         if self.fixed is not None:
-            return [d for d in self.fixed if sysblock.exists(d)]
-        return sysblock.scheduled_disks()
+            return [d for d in self.fixed if self.sysfs.exists(d)]
+        return self.sysfs.scheduled_disks()
 
     def _complete(self, snap: Snapshot, names: list[str]) -> Snapshot:
         out: Snapshot = {}
@@ -67,7 +75,7 @@ class Observer:
             import time
             t_ns = time.monotonic_ns()
         for name in names:
-            s = snap.get(name) or _empty(name, t_ns, self.source.name)
+            s = snap.get(name) or _empty(name, t_ns, self.source.name, self.sysfs)
             if s is not None:
                 s.t_ns = t_ns
                 out[name] = s

@@ -17,12 +17,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from ioaz.actuate import sysfs as sf
+from ioaz import sysblock as sf
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.bench import loop_device
 from ioaz.actuate.state import STATE_FILE, StateStore
-from ioaz.actuate.sysfs import BlockSysfs
 from ioaz.actuate.types import QueueSettings, Realisation
+from ioaz.sysblock import BlockSysfs
 
 pytestmark = pytest.mark.root
 

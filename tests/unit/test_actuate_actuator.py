@@ -6,16 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from ioaz.actuate import sysfs as sf
+from fake_sysfs import FakeKernel
+from ioaz import sysblock as sf
 from ioaz.actuate.actuator import Actuator, RetryPolicy
 from ioaz.actuate.recover import recover
 from ioaz.actuate.state import StateStore
 from ioaz.actuate.types import QueueSettings, Realisation
-
-try:  # tests/unit is a rootdir-relative directory today; a package if it gets an __init__.py
-    from test_actuate_fake_kernel import FakeKernel
-except ImportError:  # pragma: no cover
-    from .test_actuate_fake_kernel import FakeKernel
 
 
 @pytest.fixture

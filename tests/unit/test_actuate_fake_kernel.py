@@ -1,4 +1,4 @@
-"""A fake /sys/block tree that behaves like the kernel where the actuator depends on it.
+"""The fake block sysfs tree (fake_sysfs.FakeKernel) checked against the kernel's behaviour.
 
 Beside the real-sysfs tests in tests/integration/test_actuate_loop.py, this lets the unit tests
 inject what a loop device will not do on demand: EBUSY, a switch that fails half way, a vanished
@@ -7,92 +7,17 @@ loop devices, see the integration tests): writing a name to queue/scheduler brac
 replaces queue/iosched/ with the new elevator's default knobs and resets nr_requests (128 under
 none, 256 with an elevator); an unknown name is EINVAL; nr_requests below 4 is raised to 4.
 
-The tests at the bottom check the fake against those facts, so a fake that drifts from the kernel
+These tests check the fake against those facts, so a fake that drifts from the kernel
 fails here rather than making the actuator tests pass for the wrong reason.
 """
 from __future__ import annotations
 
 import errno
-import os
-import shutil
 from pathlib import Path
 
 import pytest
-from ioaz.actuate import sysfs as sf
-from ioaz.actuate.sysfs import BlockSysfs
-
-DEFAULT_KNOBS = {
-    "none": {},
-    "mq-deadline": {"read_expire": "500", "write_expire": "5000", "fifo_batch": "16",
-                    "writes_starved": "2", "front_merges": "1"},
-    "kyber": {"read_lat_nsec": "2000000", "write_lat_nsec": "10000000"},
-    "bfq": {"slice_idle": "8", "slice_idle_us": "8000", "low_latency": "1", "max_budget": "0"},
-}
-NR_REQUESTS_DEFAULT = {"none": "128"}  # any elevator: 256
-
-
-class FakeKernel(BlockSysfs):
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.log: list[tuple[str, str, str]] = []       # (device, key, value) of every write
-        self.faults: dict[tuple[str, str], list[int]] = {}  # errnos to raise, one per write
-        self.on_write = None  # called before each write, to observe the world at that moment
-        # A switch that fails leaves this scheduler active (the kernel falls back to none when
-        # it cannot set up the new elevator and the old one is gone).
-        self.failed_switch_leaves: str | None = None
-
-    def add_device(self, name: str, active: str = "none",
-                   available: tuple[str, ...] = ("none", "mq-deadline", "kyber", "bfq"),
-                   queue_depth: int | None = None, dev: str = "7:0") -> None:
-        d = self.device_dir(name)
-        (d / "queue").mkdir(parents=True)
-        (d / "dev").write_text(dev + "\n")
-        (d / "queue" / "read_ahead_kb").write_text("128\n")
-        (d / "queue" / "rotational").write_text("0\n")
-        (d / "mq" / "0").mkdir(parents=True)
-        (d / "mq" / "0" / "nr_tags").write_text("128\n")
-        if queue_depth is not None:
-            (d / "device").mkdir()
-            (d / "device" / "queue_depth").write_text(f"{queue_depth}\n")
-        self._available = available
-        self._set_scheduler(name, active)
-
-    def _set_scheduler(self, device: str, name: str) -> None:
-        d = self.device_dir(device) / "queue"
-        line = " ".join(f"[{s}]" if s == name else s for s in self._available)
-        (d / "scheduler").write_text(line + " \n")
-        shutil.rmtree(d / "iosched", ignore_errors=True)
-        if name != "none":
-            (d / "iosched").mkdir()
-            for k, v in DEFAULT_KNOBS[name].items():
-                (d / "iosched" / k).write_text(v + "\n")
-        (d / "nr_requests").write_text(NR_REQUESTS_DEFAULT.get(name, "256") + "\n")
-
-    def write(self, device: str, key: str, value: str) -> None:
-        if self.on_write:
-            self.on_write(device, key, value)
-        self.log.append((device, key, value))
-        pending = self.faults.get((device, key))
-        if pending:
-            code = pending.pop(0)
-            if key == sf.SCHEDULER and self.failed_switch_leaves is not None:
-                self._set_scheduler(device, self.failed_switch_leaves)
-            raise OSError(code, os.strerror(code))
-        if not self.path(device, key).is_file():
-            raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
-        if key == sf.SCHEDULER:
-            if value not in self._available:
-                raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
-            self._set_scheduler(device, value)
-            return
-        if not value.lstrip("-").isdigit():
-            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
-        if key == sf.NR_REQUESTS:
-            value = str(max(4, int(value)))
-        super().write(device, key, value)
-
-    def remove_device(self, name: str) -> None:
-        shutil.rmtree(self.device_dir(name))
+from fake_sysfs import FakeKernel
+from ioaz import sysblock as sf
 
 
 @pytest.fixture

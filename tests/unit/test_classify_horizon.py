@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+from fake_sysfs import fake_disks
 from ioaz.classify.classes import Thresholds, ThresholdsError, classify, load_thresholds
 from ioaz.classify.horizon import ProcessHorizon
 from ioaz.observe import Observer
@@ -72,10 +73,8 @@ def test_thresholds_horizon_is_checked(tmp_path):
     assert load_thresholds().process_horizon_s == 4   # the shipped file
 
 
-def test_observer_counts_a_silent_living_process(monkeypatch):
-    from ioaz.probe import devices
-    monkeypatch.setattr(devices, "exists", lambda n, *a: True)
-    monkeypatch.setattr(devices, "devt_of", lambda n, *a: (8, 0))
+def test_observer_counts_a_silent_living_process(tmp_path):
+    kernel = fake_disks(tmp_path, "sdx")
     # Two real processes: this one, and a child that exits before the last window.
     child = subprocess.Popen(["sleep", "60"])
     me = os.getpid()
@@ -86,7 +85,7 @@ def test_observer_counts_a_silent_living_process(monkeypatch):
                  snap(11, reads=200, bios=200, seq=200, procs={me: 100, child.pid: 100}),
                  snap(12, reads=400, bios=400, seq=400, procs={me: 300, child.pid: 100}),
                  snap(13, reads=600, bios=600, seq=600, procs={me: 500, child.pid: 100})]
-        obs = Observer(FakeSource([{"sdx": s} for s in snaps]), Thresholds(), ["sdx"])
+        obs = Observer(FakeSource([{"sdx": s} for s in snaps]), Thresholds(), ["sdx"], kernel)
         obs.start()
         w1, w2 = obs.step().features[0], obs.step().features[0]
         assert (w1.processes, w1.class_processes) == (2, 2)

@@ -1,4 +1,4 @@
-"""The daemon's window loop without a kernel: a fake probe and a fake actuator.
+"""The daemon's window loop without a kernel: a fake probe, a fake sysfs tree, a fake actuator.
 
 What an operator relies on: one device that fails does not stop the others; dry-run never
 writes; a vanished device is dropped; a control call on an unknown device is a client error.
@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import pytest
+from fake_sysfs import FakeKernel
 from ioaz.actuate.types import ActuationResult
 from ioaz.daemon.config import load_config
 from ioaz.daemon.core import ControlError, Daemon
-from ioaz.probe import devices as sysblock
 from ioaz.probe.layout import LAT_SLOTS
 from ioaz.probe.snapshot import DeviceSnapshot
 
@@ -62,35 +62,34 @@ class FakeActuator:
     def restore_all(self):
         return []
 
+    def stop_watching(self, device):
+        pass
+
     def forget(self, device):
         pass
 
 
 @pytest.fixture
-def fake_sys(monkeypatch):
-    present = {"sda", "sdb"}
-    monkeypatch.setattr(sysblock, "scheduled_disks", lambda *a: sorted(present))
-    monkeypatch.setattr(sysblock, "exists", lambda n, *a: n in present)
-    monkeypatch.setattr(sysblock, "devt_of", lambda n, *a: (8, 0))
-    from ioaz.daemon import core
-    monkeypatch.setattr(core, "_read", lambda path: {
-        "scheduler": "[none] mq-deadline kyber bfq", "rotational": "1",
-        "size": "2097152"}.get(path.rsplit("/", 1)[-1]))
-    return present
+def fake_sys(tmp_path):
+    kernel = FakeKernel(tmp_path / "sys")
+    kernel.add_device("sda", dev="8:0", rotational=True)
+    kernel.add_device("sdb", dev="8:16", rotational=True)
+    return kernel
 
 
-def make(tmp_path, dry=False):
+def make(tmp_path, kernel, dry=False):
     p = tmp_path / "ioaz.yaml"
     p.write_text("devices: {include: ['sd*'], exclude: []}\n"
                  "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
     cfg = load_config(p, dry_run=dry)
     act = FakeActuator()
     clock = iter(range(1000))
-    return Daemon(cfg, FakeSource(["sda", "sdb"]), act, clock=lambda: float(next(clock))), act
+    return Daemon(cfg, FakeSource(["sda", "sdb"]), act, clock=lambda: float(next(clock)),
+                  sysfs=kernel), act
 
 
 def test_a_failing_device_does_not_stop_the_others(tmp_path, fake_sys):
-    d, act = make(tmp_path)
+    d, act = make(tmp_path, fake_sys)
     act.broken.add("sda")
     d.start()
     for _ in range(4):
@@ -101,7 +100,7 @@ def test_a_failing_device_does_not_stop_the_others(tmp_path, fake_sys):
 
 
 def test_dry_run_decides_but_never_writes(tmp_path, fake_sys):
-    d, act = make(tmp_path, dry=True)
+    d, act = make(tmp_path, fake_sys, dry=True)
     d.start()
     for _ in range(4):
         d.window()
@@ -110,17 +109,17 @@ def test_dry_run_decides_but_never_writes(tmp_path, fake_sys):
 
 
 def test_a_vanished_device_is_dropped(tmp_path, fake_sys):
-    d, _act = make(tmp_path)
+    d, _act = make(tmp_path, fake_sys)
     d.start()
     d.window()
-    fake_sys.discard("sdb")
+    fake_sys.remove_device("sdb")
     d.source.names.remove("sdb")
     d.window()
     assert set(d.devices) == {"sda"}
 
 
 def test_control_errors_name_the_bad_value(tmp_path, fake_sys):
-    d, _ = make(tmp_path)
+    d, _ = make(tmp_path, fake_sys)
     d.start()
     with pytest.raises(ControlError, match="unknown device 'sdz'"):
         d.control_pin("sdz", "deadline", None)

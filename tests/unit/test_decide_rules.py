@@ -9,7 +9,6 @@ from ioaz.decide import (
     Rule,
     goal_for,
     load_policies,
-    parse_scheduler_line,
     parse_size,
     resolve,
     select_matrix,
@@ -64,13 +63,6 @@ def test_goal_for() -> None:
     assert goal_for("sdc", None, rules, "mean") == "max"
     assert goal_for("nvme0n1", None, rules, "mean") == "mean"
     assert goal_for("sda", "latency", rules, "mean") == "latency"
-
-
-def test_parse_scheduler_line() -> None:
-    assert parse_scheduler_line("mq-deadline kyber [bfq] none\n") == (
-        ["mq-deadline", "kyber", "bfq", "none"], "bfq")
-    assert parse_scheduler_line("[none] mq-deadline") == (["none", "mq-deadline"], "none")
-    assert parse_scheduler_line("none") == (["none"], None)
 
 
 HOST = ["mq-deadline", "kyber", "bfq", "none"]  # what this machine's loop devices offer

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from fake_sysfs import fake_disks
 from ioaz.classify.classes import (
     Thresholds,
     ThresholdsError,
@@ -212,12 +213,10 @@ def test_a_band_no_ratio_could_leave_is_refused(tmp_path):
     assert load_thresholds().boundary_band == pytest.approx(0.1)   # the shipped file
 
 
-def test_the_observer_classifies_each_device_against_its_own_last_class(monkeypatch):
+def test_the_observer_classifies_each_device_against_its_own_last_class(tmp_path):
     """Two devices at 45% reads, one after a read window, one after a write window: each
     keeps its own side."""
-    from ioaz.probe import devices
-    monkeypatch.setattr(devices, "exists", lambda n, *a: True)
-    monkeypatch.setattr(devices, "devt_of", lambda n, *a: (8, 0))
+    kernel = fake_disks(tmp_path, "sda", "sdb")
 
     def at(t, reads_a, reads_b):
         # 100 requests a second on each device; reads_x of them reads
@@ -227,7 +226,7 @@ def test_the_observer_classifies_each_device_against_its_own_last_class(monkeypa
         return {"sda": a, "sdb": b}
 
     obs = Observer(FakeSource([at(1, 0, 0), at(2, 90, 10), at(3, 135, 55)]), Thresholds(),
-                   ["sda", "sdb"])
+                   ["sda", "sdb"], kernel)
     obs.start()
     first = {f.device: f.workload_class.mode for f in obs.step().features}
     assert first == {"sda": "read", "sdb": "write"}    # 90% and 10% reads
@@ -273,11 +272,8 @@ class FakeSource:
         pass
 
 
-def test_observer_reports_a_vanished_device_and_goes_on(monkeypatch):
-    from ioaz.probe import devices
-    present = {"sda", "sdb"}
-    monkeypatch.setattr(devices, "exists", lambda n, *a: n in present)
-    monkeypatch.setattr(devices, "devt_of", lambda n, *a: (8, 0))
+def test_observer_reports_a_vanished_device_and_goes_on(tmp_path):
+    kernel = fake_disks(tmp_path, "sda", "sdb")
 
     def both(t):
         s1, s2 = snap(t, reads=int(t * 100)), snap(t, writes=int(t * 50))
@@ -285,11 +281,11 @@ def test_observer_reports_a_vanished_device_and_goes_on(monkeypatch):
         return {"sda": s1, "sdb": s2}
 
     obs = Observer(FakeSource([both(1), both(2), {"sda": both(3)["sda"]}]), Thresholds(),
-                   ["sda", "sdb"])
+                   ["sda", "sdb"], kernel)
     assert obs.start() == ["sda", "sdb"]
     w = obs.step()
     assert sorted(f.device for f in w.features) == ["sda", "sdb"]
-    present.discard("sdb")
+    kernel.remove_device("sdb")
     w = obs.step()
     assert w.vanished == ["sdb"]
     assert [f.device for f in w.features] == ["sda"]

@@ -1,6 +1,6 @@
 """actuate: apply a scheduler, its knobs and queue settings to a block device through sysfs.
 
-    sysfs.py       reading and writing /sys/block/DEV attributes (root injectable), nothing else
+    (the reads and writes themselves go through ioaz.sysblock, the one door to block sysfs)
     actuator.py    apply / restore / restore_all / check_drift: order, retries, rollback, state
     state.py       the originals of changed devices, one JSON file written atomically
     recover.py     start-up after a crash: restore from a leftover state file
@@ -11,7 +11,6 @@ from ioaz.actuate.actuator import Actuator, RetryPolicy
 from ioaz.actuate.knob_rules import DeviceInfo, tune
 from ioaz.actuate.recover import recover
 from ioaz.actuate.state import StateStore
-from ioaz.actuate.sysfs import BlockSysfs
 from ioaz.actuate.types import (
     ActuationResult,
     Drift,
@@ -20,6 +19,7 @@ from ioaz.actuate.types import (
     RestoreResult,
     WriteStep,
 )
+from ioaz.sysblock import BlockSysfs
 
 __all__ = [
     "ActuationResult",

@@ -2,7 +2,7 @@
 
 This is the only module that decides what to do about a write: the order of writes, retrying the
 errnos that are worth retrying, rolling a failed scheduler switch back, saving the originals before
-the first change. The I/O itself is sysfs.py; what to write is decided upstream (decide/, and
+the first change. The I/O itself is ioaz.sysblock; what to write is decided upstream (decide/, and
 knob_rules.py for knob values).
 
 Every public method returns a result value and does not raise for a single bad device.
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ioaz.actuate import sysfs as sf
+from ioaz import sysblock as sf
 from ioaz.actuate.knob_rules import DeviceInfo, tune
 from ioaz.actuate.state import DEFAULT_STATE_DIR, StateStore
 from ioaz.actuate.types import (
@@ -96,15 +96,9 @@ class Actuator:
 
     def device_info(self, device: str, raid: bool = False) -> DeviceInfo:
         """What knob_rules needs to know about the device, read from sysfs."""
-        def num(key: str) -> int | None:
-            try:
-                return int(self.sysfs.read(device, key))
-            except (OSError, ValueError):
-                return None
-        rot = num("queue/rotational")
-        return DeviceInfo(name=device, rotational=None if rot is None else bool(rot),
-                          queue_depth=num(sf.QUEUE_DEPTH), hw_tags=self.sysfs.hw_tags(device),
-                          raid=raid)
+        return DeviceInfo(name=device, rotational=self.sysfs.rotational(device),
+                          queue_depth=self.sysfs.queue_depth(device),
+                          hw_tags=self.sysfs.hw_tags(device), raid=raid)
 
     # ---- writing -------------------------------------------------------------------------
 
@@ -333,6 +327,14 @@ class Actuator:
         if sched_changed:
             out = [d for d in out if not sf.is_knob_key(d.key)]
         return out
+
+    def stop_watching(self, device: str) -> None:
+        """Compare the device with nothing until we write to it again; its originals stay saved.
+
+        For a device that vanished (if it comes back, a restore still has its originals) and for
+        one the administrator hands back (their values are the new baseline to drift from).
+        """
+        self.last_written.pop(device, None)
 
     def forget(self, device: str) -> None:
         """Give the device up without restoring it (the administrator took it over)."""

@@ -17,8 +17,8 @@ from dataclasses import asdict
 
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.state import DEFAULT_STATE_DIR, StateStore
-from ioaz.actuate.sysfs import BlockSysfs
 from ioaz.actuate.types import RestoreResult
+from ioaz.sysblock import BlockSysfs
 
 
 def recover(state_dir: str | os.PathLike[str] = DEFAULT_STATE_DIR,

@@ -53,7 +53,7 @@ class WriteStep:
     """One attribute write and its read-back."""
 
     device: str
-    key: str            # relative to /sys/block/DEV, e.g. "queue/iosched/read_expire"
+    key: str            # relative to the device directory, e.g. "queue/iosched/read_expire"
     path: str           # the full file name, for messages
     wanted: str
     before: str | None = None

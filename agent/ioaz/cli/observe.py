@@ -13,9 +13,9 @@ from typing import TextIO
 from ..classify.classes import ThresholdsError, load_thresholds
 from ..classify.types import WindowFeatures
 from ..observe import Observer
-from ..probe import devices as sysblock
 from ..probe import open_source
 from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
+from ..sysblock import BlockSysfs
 
 
 class UsageError(ValueError):
@@ -73,14 +73,16 @@ def parse_count(text: str | None) -> int | None:
     return v
 
 
-def parse_devices(names: list[str] | None) -> list[str] | None:
+def parse_devices(names: list[str] | None, sysfs: BlockSysfs | None = None) -> list[str] | None:
+    sysfs = sysfs or BlockSysfs()
     if not names:
         return None
     out = []
     for raw in names:
         name = raw.removeprefix("/dev/")
-        if not name or "/" in name or not sysblock.exists(name):
-            raise UsageError(f"--device {raw!r}: no such block device (see /sys/block)")
+        if not name or "/" in name or not sysfs.exists(name):
+            raise UsageError(f"--device {raw!r}: no such block device "
+                             f"(see {sysfs.root / 'block'})")
         if name not in out:
             out.append(name)
     return out
@@ -106,24 +108,25 @@ def format_row(f: WindowFeatures) -> str:
 
 
 def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    sysfs = BlockSysfs()
     try:
         interval = parse_interval(args.interval)
         count = parse_count(args.count)
-        devices = parse_devices(args.device)
+        devices = parse_devices(args.device, sysfs)
         thresholds = load_thresholds(args.thresholds)
         sample = parse_sample(args.sample, interval)
     except (UsageError, ThresholdsError) as e:
         print(f"ioazctl observe: {e}", file=err)
         return 2
     try:
-        source, why = open_source(args.source, sample)
+        source, why = open_source(args.source, sample, sysfs)
     except Exception as e:  # --source bpf and BPF unavailable
         print(f"ioazctl observe: {e}", file=err)
         return 1
     if why:
         print(f"ioazctl observe: warning: {why}", file=err)
     try:
-        obs = Observer(source, thresholds, devices)
+        obs = Observer(source, thresholds, devices, sysfs)
         if not obs.start():
             print("ioazctl observe: no block device with a scheduler to watch", file=err)
             return 1

@@ -7,7 +7,7 @@ Top level:
     probe_sample: 0.1              share of each window the BPF probe counts when the disks
                                    are busy (1: every request; README, Performance)
     devices:
-      include: ["*"]               /sys/block name globs to manage
+      include: ["*"]               block device name globs to manage
       exclude: ["loop*", "ram*", "zram*"]
     raid: []                       name globs of devices that are RAID arrays (knob rules)
     thresholds: PATH               class thresholds (default decision_matrices/thresholds.yaml)

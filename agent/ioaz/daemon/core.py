@@ -1,7 +1,8 @@
 """The daemon's loop and state: observe -> decide -> actuate, one window at a time.
 
-The Daemon owns no I/O of its own choosing: the probe source, the actuator and the clock are
-handed in by main.py (the composition root), so tests can drive it window by window. Control
+The Daemon owns no I/O of its own choosing: the probe source, the block sysfs door, the actuator
+and the clock are handed in by main.py (the composition root), so tests can drive it window by
+window against a fake sysfs tree. Control
 calls (pin, pause, reload, ...) come from the API thread and take the same lock as a window.
 """
 from __future__ import annotations
@@ -26,7 +27,6 @@ from ..decide import (
     Mode,
     initial_state,
     on_switch_failed,
-    parse_scheduler_line,
     pause,
     pin,
     resume,
@@ -40,8 +40,8 @@ from ..decide.rules import DeviceInfo
 from ..decide.trial import trial_outcome
 from ..observe import Observer
 from ..probe import Source
-from ..probe import devices as sysblock
 from ..probe.snapshot import DeviceSnapshot
+from ..sysblock import BlockSysfs
 from .config import ConfigError, DaemonConfig, load_config
 
 log = logging.getLogger("ioaz.daemon")
@@ -90,29 +90,16 @@ class DeviceRecord:
     last_error: str | None = None
 
 
-def _read(path: str) -> str | None:
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-
-
-def device_info(name: str) -> DeviceInfo:
-    rot = _read(f"/sys/block/{name}/queue/rotational")
-    size = _read(f"/sys/block/{name}/size")
-    return DeviceInfo(name=name, rotational=None if rot is None else rot == "1",
-                      size_bytes=int(size) * 512 if size and size.isdigit() else None)
-
-
 class Daemon:
     def __init__(self, config: DaemonConfig, source: Source, actuator: Actuator,
                  fallback_reason: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time):
+                 wall: Callable[[], float] = time.time,
+                 sysfs: BlockSysfs | None = None):
         self.config = config
         self.source = source
         self.actuator = actuator
+        self.sysfs = sysfs or BlockSysfs()
         self.fallback_reason = fallback_reason
         self.clock = clock
         self.wall = wall
@@ -120,7 +107,7 @@ class Daemon:
         self.devices: dict[str, DeviceRecord] = {}
         self.history: collections.deque[dict[str, Any]] = collections.deque(
             maxlen=config.history)
-        self.observer = Observer(source, config.thresholds, [])
+        self.observer = Observer(source, config.thresholds, self.scan, self.sysfs)
         self.provider = _provider(config)
         self.started = wall()
         self.windows = 0
@@ -136,13 +123,12 @@ class Daemon:
             fnmatch.fnmatchcase(name, g) for g in c.exclude)
 
     def scan(self) -> list[str]:
-        return [d for d in sysblock.scheduled_disks() if self.managed(d)]
+        return [d for d in self.sysfs.scheduled_disks() if self.managed(d)]
 
     # -- the window ---------------------------------------------------------------------
 
     def start(self) -> list[str]:
         with self.lock:
-            self.observer.fixed = self.scan()
             names = self.observer.start()
             for n in names:
                 self._add(n)
@@ -156,24 +142,25 @@ class Daemon:
             return names
 
     def _add(self, name: str) -> DeviceRecord:
-        rec = DeviceRecord(name=name, state=initial_state(device_info(name)))
+        info = DeviceInfo(name=name, rotational=self.sysfs.rotational(name),
+                          size_bytes=self.sysfs.size_bytes(name))
+        rec = DeviceRecord(name=name, state=initial_state(info))
         self._refresh_scheduler(rec)
         self.devices[name] = rec
         return rec
 
     def _refresh_scheduler(self, rec: DeviceRecord) -> None:
-        line = _read(f"/sys/block/{rec.name}/queue/scheduler")
-        if line is None:
+        try:
+            line = self.sysfs.scheduler(rec.name)
+        except OSError:
             return
-        names, active = parse_scheduler_line(line)
-        rec.available, rec.scheduler = tuple(names), active
+        rec.available, rec.scheduler = line.available, line.active
         rec.state = replace(rec.state, available=rec.available)
 
     def window(self) -> list[Decision]:
         """One window for every device: read, decide, act. Never raises for one device."""
         t0 = time.process_time()
         with self.lock:
-            self.observer.fixed = self.scan()
             try:
                 w = self.observer.step()
                 self.collector_up, self.collector_error = True, None
@@ -208,7 +195,7 @@ class Daemon:
     def _drop(self, name: str) -> None:
         self.devices.pop(name, None)
         # Its originals stay in the state file: if it comes back, a restart restores it.
-        self.actuator.last_written.pop(name, None)
+        self.actuator.stop_watching(name)
         log.warning(json.dumps({"event": "device_vanished", "device": name}))
 
     def _decide_and_act(self, rec: DeviceRecord, f: WindowFeatures) -> Decision:
@@ -354,7 +341,7 @@ class Daemon:
             rec.state = resume(rec.state, self.clock())
             if was_manual:
                 # The administrator's values become the new baseline to drift from.
-                self.actuator.last_written.pop(device, None)
+                self.actuator.stop_watching(device)
             log.info(json.dumps({"event": "resume", "device": device}))
             return {"device": device, "mode": rec.state.mode.value}
 

@@ -18,6 +18,7 @@ from typing import Any
 from ..actuate import Actuator, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
+from ..sysblock import BlockSysfs
 from .config import DEFAULT_CONFIG, ConfigError, load_config
 from .core import Daemon
 
@@ -81,20 +82,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ioazd: needs root to change schedulers (or run with --dry-run)", file=sys.stderr)
         return 1
 
+    sysfs = BlockSysfs()
     state = StateStore(config.state_dir)
-    actuator = Actuator(state=state)
+    actuator = Actuator(sysfs, state)
     if not config.dry_run:
         for r in recover(config.state_dir, actuator=actuator):
             log.warning(json.dumps({"event": "crash_recovery", "device": r.device,
                                     "restored": r.restored, "vanished": r.vanished,
                                     "errors": r.errors}))
     try:
-        source, why = open_source(config.probe, config.sample_plan())
+        source, why = open_source(config.probe, config.sample_plan(), sysfs)
     except Exception as e:
         print(f"ioazd: probe: {e}", file=sys.stderr)
         return 1
 
-    daemon = Daemon(config, source, actuator, fallback_reason=why)
+    daemon = Daemon(config, source, actuator, fallback_reason=why, sysfs=sysfs)
     stop = threading.Event()
     reload_wanted = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -23,7 +23,6 @@ from .policies import (
     Realisation,
     Resolution,
     load_policies,
-    parse_scheduler_line,
     resolve,
 )
 from .policy import (
@@ -92,7 +91,6 @@ __all__ = [
     "load_policies",
     "load_text",
     "on_switch_failed",
-    "parse_scheduler_line",
     "parse_size",
     "pause",
     "pin",

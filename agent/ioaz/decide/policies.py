@@ -69,19 +69,6 @@ def policies_from_doc(doc: Doc, schema: Schema) -> PolicyTable:
     return PolicyTable(doc.file, table)
 
 
-def parse_scheduler_line(text: str) -> tuple[list[str], str | None]:
-    """'mq-deadline kyber [bfq] none' -> (['mq-deadline', 'kyber', 'bfq', 'none'], 'bfq').
-
-    A device without an elevator choice prints 'none' alone (current 'none' but no brackets
-    on some kernels); the current one is None when nothing is bracketed."""
-    names: list[str] = []
-    current: str | None = None
-    for word in text.split():
-        if word.startswith("[") and word.endswith("]"):
-            word = word[1:-1]
-            current = word
-        names.append(word)
-    return names, current
 
 
 def resolve(policy: str, table: PolicyTable, available: Sequence[str]) -> Resolution:

@@ -50,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="allow writing to the device (its contents are destroyed)")
     p.add_argument("--probe", choices=("auto", "bpf", "diskstats"), default="auto",
                    help="feature source on a real device")
+    p.add_argument("--state-dir", help="where a real device's original settings are kept "
+                   "until the calibration gives them back (default /run/ioaz/calibrate)")
 
 
 def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
@@ -64,11 +66,15 @@ def run(args: argparse.Namespace) -> int:
     if args.model:
         return _run_model(args)
     from ..learn import realcal
+    from ..sysblock import BlockSysfs
     try:
-        return realcal.run(args, _workloads(args, real=True))
+        return realcal.run(args, _workloads(args, real=True), BlockSysfs())
     except realcal.Refused as e:
         print(f"ioaz-lab calibrate: {e}", file=sys.stderr)
         return 2
+    except RuntimeError as e:   # fio failed, or the device would not take a candidate
+        print(f"ioaz-lab calibrate: {e}", file=sys.stderr)
+        return 1
 
 
 def _run_model(args: argparse.Namespace) -> int:

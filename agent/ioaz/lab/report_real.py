@@ -2,10 +2,12 @@
 with a phase-changing fio workload; throughput and p99 latency as ratios.
 
 Root, fio and BPF. The loop device lives over a file in /dev/shm, so the "disk" is memory:
-schedulers reorder little there (../shared/ENVIRONMENT.md) and the question this answers is
-whether ioazd's observing and switching costs anything on a real kernel, not whether it finds
-a faster scheduler. The Daemon class is driven window by window, as ioazd's loop does, while
-fio runs; the loop's queue settings are read before and written back after.
+schedulers reorder little there (a loop device takes 128 requests at once) and the question this
+answers is whether ioazd's observing and switching costs anything on a real kernel, not whether
+it finds a faster scheduler. The Daemon class is driven window by window, as ioazd's loop does,
+while fio runs. The static runs switch the scheduler through the actuator with a state file in
+STATE_DIR, as ioazd does: a killed report is put back by the next report run (or by
+`python -m ioaz.actuate.recover --state-dir STATE_DIR`).
 """
 from __future__ import annotations
 
@@ -18,46 +20,30 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ioaz.actuate import Actuator, Realisation, StateStore, recover
 from ioaz.lab.report import Report, figure
+from ioaz.sysblock import BlockSysfs
 
 QUEUE_KNOBS = ("scheduler", "nr_requests", "read_ahead_kb", "nomerges", "rq_affinity",
                "max_sectors_kb")
 LOOP_MB = 1024
+STATE_DIR = "/run/ioaz/report"
 
 
-def _queue(dev: str) -> Path:
-    return Path(f"/sys/block/{dev}/queue")
-
-
-def snapshot(dev: str) -> dict[str, str]:
+def queue_settings(sysfs: BlockSysfs, dev: str) -> dict[str, str]:
+    """The queue's settings, read only: the report shows them before and after."""
     out = {}
     for k in QUEUE_KNOBS:
-        p = _queue(dev) / k
-        if p.exists():
-            v = p.read_text().strip()
-            if k == "scheduler":
-                v = next((w[1:-1] for w in v.split() if w.startswith("[")), v)
-            out[k] = v
+        if k == "scheduler":
+            out[k] = sysfs.scheduler(dev).active
+        elif sysfs.has(dev, f"queue/{k}"):
+            out[k] = sysfs.read(dev, f"queue/{k}")
     return out
 
 
-def restore(dev: str, snap: dict[str, str]) -> None:
-    """Scheduler first: switching elevator resets nr_requests and the iosched knobs."""
-    for k in ("scheduler", *[k for k in snap if k != "scheduler"]):
-        if k in snap and snapshot(dev).get(k) != snap[k]:
-            try:
-                (_queue(dev) / k).write_text(snap[k])
-            except OSError:
-                pass  # read-only on this kernel: nothing was changed there either
-
-
-def schedulers(dev: str) -> list[str]:
-    line = (_queue(dev) / "scheduler").read_text()
-    return [w.strip("[]") for w in line.split()]
-
-
-def set_scheduler(dev: str, name: str) -> None:
-    (_queue(dev) / "scheduler").write_text(name)
+def _checked(what: str, res: Any) -> None:
+    if not res.ok:
+        raise RuntimeError(f"{what}: {'; '.join(res.errors)}")
 
 
 def fio_job(dev: str, phase_s: float) -> str:
@@ -144,20 +130,20 @@ def _mean_runs(rs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _adaptive(dev: str, phase_s: float) -> dict[str, Any]:
-    from ioaz.actuate import Actuator, StateStore
+def _adaptive(dev: str, phase_s: float, sysfs: BlockSysfs) -> dict[str, Any]:
     from ioaz.daemon.config import load_config
     from ioaz.daemon.core import Daemon
     from ioaz.probe.bpf_source import BpfSource
 
     logging.getLogger("ioaz").setLevel(logging.WARNING)
     decisions: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp, BpfSource() as src:
+    with tempfile.TemporaryDirectory() as tmp, BpfSource(sysfs=sysfs) as src:
         cfg_file = Path(tmp) / "ioaz.yaml"
         cfg_file.write_text(f"devices: {{include: [{dev}], exclude: []}}\n"
                             f"state_dir: {tmp}/state\n")
         cfg = load_config(cfg_file)
-        daemon = Daemon(cfg, src, Actuator(state=StateStore(Path(tmp) / "state")))
+        daemon = Daemon(cfg, src, Actuator(sysfs, StateStore(Path(tmp) / "state")),
+                        sysfs=sysfs)
         stop = threading.Event()
         t0 = time.monotonic()
 
@@ -194,19 +180,23 @@ def suite_real(rep: Report, quick: bool) -> dict[str, Any]:
     phase_s = 3.0 if quick else 10.0
     rounds = 1 if quick else 2
     out: dict[str, Any] = {"phase_s": phase_s, "rounds": rounds, "static": {}}
+    sysfs = BlockSysfs()
+    act = Actuator(sysfs, StateStore(STATE_DIR))
+    for r in recover(actuator=act):   # what a killed report left changed
+        _checked(f"restoring {r.device}, left changed by an earlier report", r)
     with Loops(1, LOOP_MB) as (dev,):
-        before = snapshot(dev)
+        before = queue_settings(sysfs, dev)
         try:
             subprocess.run(["dd", "if=/dev/zero", f"of=/dev/{dev}", "bs=1M",
                             f"count={LOOP_MB}", "oflag=direct"], capture_output=True)
             runs: dict[str, list[dict[str, Any]]] = {}
             for _ in range(rounds):   # rounds interleave the runs: drift hits all alike
-                for s in schedulers(dev):
-                    set_scheduler(dev, s)
+                for s in sysfs.scheduler(dev).available:
+                    _checked(f"{dev}: switching to {s}", act.apply(dev, Realisation(s, {})))
                     runs.setdefault(s, []).append(run_fio(dev, phase_s))
-                restore(dev, before)
-                out["start_scheduler"] = snapshot(dev).get("scheduler")
-                runs.setdefault("ioazd", []).append(_adaptive(dev, phase_s))
+                _checked(f"{dev}: restoring", act.restore(dev))
+                out["start_scheduler"] = sysfs.scheduler(dev).active
+                runs.setdefault("ioazd", []).append(_adaptive(dev, phase_s, sysfs))
             for k, rs in runs.items():
                 m = _mean_runs(rs)
                 if k == "ioazd":
@@ -214,8 +204,8 @@ def suite_real(rep: Report, quick: bool) -> dict[str, Any]:
                 else:
                     out["static"][k] = m
         finally:
-            restore(dev, before)
-            after = snapshot(dev)
+            _checked(f"{dev}: restoring", act.restore(dev))
+            after = queue_settings(sysfs, dev)
         out["queue_before"], out["queue_after"] = before, after
     st = out["static"]
     ad = out["adaptive"]

@@ -6,7 +6,11 @@ Safety first (`check_device`): a device that is mounted (or a partition of it), 
 held by another device (dm, md, LVM: holders/), partitioned, or carrying any signature blkid
 recognises (filesystem, RAID member, partition table) is refused unless --destructive; a
 mounted or held device is refused even then. Without --destructive only read workloads run.
-The device's scheduler and knobs are put back as they were when the calibration ends.
+Every scheduler and knob change goes through the actuator with a state file (STATE_DIR, by
+default /run/ioaz/calibrate), as ioazd's do: the originals are saved before the first write and
+put back when the calibration ends; if the run is killed, the next calibration run restores them
+first (the daemon's crash recovery, actuate/recover.py), or `python -m ioaz.actuate.recover
+--state-dir STATE_DIR` does.
 """
 from __future__ import annotations
 
@@ -20,34 +24,33 @@ import threading
 import time
 from pathlib import Path
 
+from ..actuate import Actuator, Realisation, StateStore, recover
 from ..classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ..classify.types import WindowFeatures
-from ..decide import load_policies, parse_scheduler_line, resolve
+from ..decide import load_policies, resolve
 from ..observe import Observer
+from ..sysblock import BlockSysfs
 from . import curve
 from .dataset import DatasetWriter, Row
 from .grid import WorkSpec
 from .progress import Progress
 from .simcal import summarize_windows
 
+DEFAULT_STATE_DIR = "/run/ioaz/calibrate"
+
 
 class Refused(RuntimeError):
     pass
 
 
-def device_name(dev: str) -> str:
+def device_name(dev: str, sysfs: BlockSysfs) -> str:
     name = os.path.basename(os.path.realpath(dev) if dev.startswith("/") else dev)
-    if not Path(f"/sys/block/{name}").is_dir():
-        raise Refused(f"{dev}: not a whole block device (no /sys/block/{name}); calibrate "
-                      "the disk, not a partition")
-    if not Path(f"/sys/block/{name}/queue/scheduler").exists():
+    if not sysfs.exists(name):
+        raise Refused(f"{dev}: not a whole block device (no {sysfs.device_dir(name)}); "
+                      "calibrate the disk, not a partition")
+    if not sysfs.has(name, "queue/scheduler"):
         raise Refused(f"{dev}: has no I/O scheduler (queue/scheduler): nothing to calibrate")
     return name
-
-
-def _partitions(name: str) -> list[str]:
-    return sorted(p.name for p in Path(f"/sys/block/{name}").iterdir()
-                  if p.name.startswith(name) and (p / "partition").exists())
 
 
 def _dev_of(path: str) -> str | None:
@@ -57,9 +60,9 @@ def _dev_of(path: str) -> str | None:
         return None
 
 
-def check_device(name: str, destructive: bool) -> list[str]:
+def check_device(name: str, destructive: bool, sysfs: BlockSysfs) -> list[str]:
     """Reasons to refuse (empty: go). Raises Refused for what --destructive cannot excuse."""
-    parts = _partitions(name)
+    parts = sysfs.partitions(name)
     ours = {name, *parts}
     busy = []
     with open("/proc/mounts") as f:
@@ -75,9 +78,7 @@ def check_device(name: str, destructive: bool) -> list[str]:
     except OSError:
         pass
     for n in ours:
-        base = Path(f"/sys/block/{name}") if n == name else Path(f"/sys/block/{name}/{n}")
-        holders = sorted(p.name for p in (base / "holders").iterdir()) \
-            if (base / "holders").is_dir() else []
+        holders = sysfs.holders(name, None if n == name else n)
         if holders:
             busy.append(f"/dev/{n} is held by {', '.join(holders)} (device mapper, md, LVM)")
     if busy:
@@ -101,12 +102,11 @@ def check_device(name: str, destructive: bool) -> list[str]:
     return data
 
 
-def candidates(name: str) -> dict[str, tuple[str, dict[str, int | str]]]:
+def candidates(name: str, sysfs: BlockSysfs) -> dict[str, tuple[str, dict[str, int | str]]]:
     """policy -> (scheduler, knobs): every distinct realisation the kernel offers for the
     policies of policies.yaml, labelled by the policy whose first choice it is (else the
     first policy that falls back to it)."""
-    line = Path(f"/sys/block/{name}/queue/scheduler").read_text()
-    avail, _ = parse_scheduler_line(line)
+    avail = list(sysfs.scheduler(name).available)
     table = load_policies()
     seen: dict[tuple, tuple[str, bool]] = {}
     real: dict[tuple, tuple[str, dict]] = {}
@@ -122,41 +122,46 @@ def candidates(name: str) -> dict[str, tuple[str, dict[str, int | str]]]:
     return {seen[k][0]: real[k] for k in sorted(seen, key=lambda k: seen[k][0])}
 
 
-class Queue:
-    """The device's scheduler and knobs, saved at start, put back at the end."""
+def recover_leftovers(act: Actuator) -> None:
+    """Put back what a killed calibration left changed (the daemon's crash recovery)."""
+    for r in recover(actuator=act):
+        print(f"{r.device}: restored the settings a killed calibration left (from "
+              f"{act.state.path})" if r.ok else
+              f"{r.device}: could not restore what a killed calibration left: "
+              f"{'; '.join(r.errors)}", file=sys.stderr)
+        if not r.ok:
+            raise Refused(f"{r.device}: left changed by an earlier calibration and cannot be "
+                          f"restored; its originals are in {act.state.path}")
 
-    def __init__(self, name: str) -> None:
-        self.q = Path(f"/sys/block/{name}/queue")
-        self.original = parse_scheduler_line((self.q / "scheduler").read_text())[1]
-        self.knobs: dict[str, dict[str, str]] = {}
+
+class Candidates:
+    """Puts the device under one candidate after another through the actuator.
+
+    A candidate that differs from the one before starts from the device's originals, so knobs an
+    earlier candidate set never leak into the next one's runs.
+    """
+
+    def __init__(self, name: str, act: Actuator) -> None:
+        self.name, self.act = name, act
+        self.current: tuple[str, dict[str, int | str]] | None = None
 
     def set(self, sched: str, knobs: dict[str, int | str]) -> None:
-        (self.q / "scheduler").write_text(sched)
-        # Writing the active scheduler's name again keeps its instance, and so the knobs an
-        # earlier candidate set: put those back first.
-        for k, orig in self.knobs.get(sched, {}).items():
-            if k not in knobs:
-                (self.q / "iosched" / k).write_text(orig)
-        for k, v in knobs.items():
-            path = self.q / "iosched" / k
-            saved = self.knobs.setdefault(sched, {})
-            if k not in saved:
-                saved[k] = path.read_text().strip()
-            path.write_text(str(v))
+        if self.current == (sched, knobs):
+            return
+        if self.current is not None:
+            self.restore()
+        res = self.act.apply(self.name, Realisation(sched, dict(knobs)))
+        if not res.ok:
+            raise RuntimeError(f"cannot set {sched} {knobs} on {self.name}: "
+                               f"{'; '.join(res.errors)}")
+        self.current = (sched, knobs)
 
     def restore(self) -> None:
-        for sched, knobs in self.knobs.items():
-            try:
-                (self.q / "scheduler").write_text(sched)
-                for k, v in knobs.items():
-                    (self.q / "iosched" / k).write_text(v)
-            except OSError:
-                pass
-        if self.original:
-            try:
-                (self.q / "scheduler").write_text(self.original)
-            except OSError:
-                pass
+        res = self.act.restore(self.name)
+        self.current = None
+        if not res.ok:
+            raise RuntimeError(f"cannot restore {self.name}: {'; '.join(res.errors)}; its "
+                               f"originals stay in {self.act.state.path}")
 
 
 def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
@@ -202,13 +207,13 @@ def fio_outcome(report: dict) -> dict[str, float | None]:
             "p99_latency_s": max(p99) if p99 else None, "requests": ios}
 
 
-def run_one(name: str, source, w: WorkSpec, seconds: float,
-            window_s: float) -> tuple[list[WindowFeatures], dict]:
+def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
+            sysfs: BlockSysfs) -> tuple[list[WindowFeatures], dict]:
     dev = f"/dev/{name}"
-    size = int(Path(f"/sys/block/{name}/size").read_text()) * 512
+    size = sysfs.size_bytes(name) or 0
     with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as jf:
         jf.write(fio_jobfile(w, dev, size, seconds))
-    obs = Observer(source, load_thresholds(DEFAULT_THRESHOLDS), [name])
+    obs = Observer(source, load_thresholds(DEFAULT_THRESHOLDS), [name], sysfs)
     windows: list[WindowFeatures] = []
     stop = threading.Event()
 
@@ -235,12 +240,14 @@ def run_one(name: str, source, w: WorkSpec, seconds: float,
     return windows, fio_outcome(report)
 
 
-def run(args: argparse.Namespace, works: list[WorkSpec]) -> int:
+def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> int:
     from ..probe import open_source
     if os.geteuid() != 0:
         raise Refused("a real device needs root (sysfs scheduler writes, O_DIRECT, BPF)")
-    name = device_name(args.device)
-    found = check_device(name, args.destructive)
+    act = Actuator(sysfs, StateStore(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR))
+    recover_leftovers(act)
+    name = device_name(args.device, sysfs)
+    found = check_device(name, args.destructive, sysfs)
     if found:
         print(f"/dev/{name}: {'; '.join(found)}: destroying it (--destructive)",
               file=sys.stderr)
@@ -250,7 +257,7 @@ def run(args: argparse.Namespace, works: list[WorkSpec]) -> int:
         if skipped:
             print(f"without --destructive: read workloads only ({len(skipped)} with writes "
                   "skipped)", file=sys.stderr)
-    cands = candidates(name)
+    cands = candidates(name, sysfs)
     if args.candidates:
         want = [c.strip() for c in args.candidates.split(",")]
         cands = {k: v for k, v in cands.items() if k in want}
@@ -259,16 +266,16 @@ def run(args: argparse.Namespace, works: list[WorkSpec]) -> int:
     seconds = args.seconds or (1.0 if args.quick else 4.0)
     window_s = 0.25 if seconds <= 2 else 0.5
     out = Path(args.out or f"calibration-{name}.csv")
-    cap = int(Path(f"/sys/block/{name}/size").read_text())
+    cap = (sysfs.size_bytes(name) or 0) // 512
     c = curve.measure(f"/dev/{name}", cap, points=10 if args.quick else 20,
                       samples=3 if args.quick else 9, max_s=5 if args.quick else 60)
     doc = curve.write(c, str(out) + ".curve.json")
     print(f"service-time curve of {name} (timed O_DIRECT reads) -> {out}.curve.json; stream "
           f"tunables {doc['stream_tunables']}", file=sys.stderr)
-    source, why = open_source(args.probe)
+    source, why = open_source(args.probe, sysfs=sysfs)
     if why:
         print(f"probe: {why}", file=sys.stderr)
-    q = Queue(name)
+    q = Candidates(name, act)
     jobs = [(w, cd, r) for w in works for cd in cands
             for r in range(args.first_rep, args.first_rep + args.reps)]
     bar = Progress(len(jobs), f"calibrate {name}")
@@ -283,7 +290,7 @@ def run(args: argparse.Namespace, works: list[WorkSpec]) -> int:
                     continue
                 sched, knobs = cands[cd]
                 q.set(sched, knobs)
-                windows, res = run_one(name, source, w, seconds, window_s)
+                windows, res = run_one(name, source, w, seconds, window_s, sysfs)
                 ds.write(Row(
                     device=name, workload=w.id, workload_class=w.ioaz_class, candidate=cd,
                     policy=cd, scheduler=sched,
@@ -296,8 +303,8 @@ def run(args: argparse.Namespace, works: list[WorkSpec]) -> int:
                     requests=int(res["requests"] or 0)))
                 bar.step(f"{w.id} {cd}")
     finally:
-        q.restore()
         source.close()
+        q.restore()
     print(f"{out}: {len(jobs)} runs ({bar.skipped} already there), {len(works)} workloads x "
           f"{len(cands)} candidates", file=sys.stderr)
     return 0

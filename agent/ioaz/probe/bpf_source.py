@@ -7,9 +7,9 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..sysblock import BlockSysfs
 from . import libbpf
 from .bpf_object import BpfObject, ProbeUnavailable, object_path, tracepoint_nargs
-from .devices import disk_of_devt
 from .diskstats_source import parse_diskstats
 from .layout import (
     DEV_STATS_U64,
@@ -22,7 +22,7 @@ from .layout import (
     dev_t_split,
     split_dev_stats,
 )
-from .sampler import SamplePlan, Sampler
+from .sampler import SamplePlan, Sampler, completed_requests
 from .snapshot import DeviceSnapshot, Snapshot
 
 __all__ = ["BpfSource", "ProbeUnavailable", "default_object_path", "tracepoint_nargs"]
@@ -49,7 +49,8 @@ class BpfSource:
     name = "bpf"
 
     def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 64,
-                 sample: SamplePlan | None = None, diskstats_path: str = "/proc/diskstats"):
+                 sample: SamplePlan | None = None, diskstats_path: str = "/proc/diskstats",
+                 sysfs: BlockSysfs | None = None):
         """sample: attach the bio-side programs for part of each period only (sampler.py);
         None or fraction 1: every request seen, every count from the probe."""
         self.object_path = Path(object_path) if object_path else default_object_path()
@@ -57,6 +58,7 @@ class BpfSource:
             raise ValueError(f"seq_tolerance_sectors {seq_tolerance_sectors}: 0..{1 << 20}")
         self.plan = sample if sample is not None and sample.sampled else None
         self.diskstats_path = diskstats_path
+        self.sysfs = sysfs or BlockSysfs()
         self.obj = BpfObject(self.object_path,
                              {"seq_tolerance_sectors": seq_tolerance_sectors,
                               "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)},
@@ -76,7 +78,8 @@ class BpfSource:
         self.obj.open()
         try:
             if self.plan:
-                self.sampler = Sampler(self.obj, self.plan).start()
+                self.sampler = Sampler(self.obj, self.plan, requests=lambda: completed_requests(
+                    self.diskstats_path, self.sysfs)).start()
             vsize = self.obj.value_size("dev_stats")
             if vsize != DEV_VALUE_SIZE:
                 raise ProbeUnavailable(f"dev_stats value is {vsize} bytes, layout.py expects "
@@ -108,7 +111,8 @@ class BpfSource:
         """Attach again as open() did."""
         if self.plan:
             self.obj.attach(["on_rq_complete"])
-            self.sampler = Sampler(self.obj, self.plan).start()
+            self.sampler = Sampler(self.obj, self.plan, requests=lambda: completed_requests(
+                    self.diskstats_path, self.sysfs)).start()
         else:
             self.obj.attach(ALWAYS_ON)
 
@@ -176,10 +180,10 @@ class BpfSource:
         stats = self._dump(self._fds["dev_stats"], 4, DEV_VALUE_SIZE * self._ncpu)
         t_ns = time.monotonic_ns()
         by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, t_ns, self._proc_seen)
-        snap = fold_partitions(by_dev.values())
+        snap = fold_partitions(by_dev.values(), self.sysfs)
         if self.plan is None:
             return snap
-        wanted = set(os.listdir("/sys/block"))  # every whole disk; the observer picks
+        wanted = set(self.sysfs.devices())  # every whole disk; the observer picks
         with open(self.diskstats_path) as f:
             exact = parse_diskstats(f.read(), t_ns, wanted | set(snap))
         return with_exact_counts(snap, exact, wanted)
@@ -260,11 +264,11 @@ def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> S
     return out
 
 
-def fold_partitions(snaps: Iterable[DeviceSnapshot]) -> Snapshot:
+def fold_partitions(snaps: Iterable[DeviceSnapshot], sysfs: BlockSysfs) -> Snapshot:
     """Name each snapshot by its whole disk and add partitions into their disk."""
     out: Snapshot = {}
     for s in snaps:
-        disk = disk_of_devt(s.major, s.minor)
+        disk = sysfs.disk_of_devt(s.major, s.minor)
         if disk is None:
             continue  # the device is gone
         s.name = disk

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 
-from .devices import scheduled_disks
+from ..sysblock import BlockSysfs
 from .layout import LAT_SLOTS, SIZE_SLOTS
 from .snapshot import DeviceSnapshot, Snapshot
 
@@ -50,8 +50,9 @@ def parse_diskstats(text: str, t_ns: int, names: set[str] | None = None) -> Snap
 class DiskstatsSource:
     name = "diskstats"
 
-    def __init__(self, path: str = "/proc/diskstats"):
+    def __init__(self, path: str = "/proc/diskstats", sysfs: BlockSysfs | None = None):
         self.path = path
+        self.sysfs = sysfs or BlockSysfs()
 
     def open(self) -> DiskstatsSource:
         with open(self.path):
@@ -64,4 +65,4 @@ class DiskstatsSource:
     def read(self) -> Snapshot:
         with open(self.path) as f:
             text = f.read()
-        return parse_diskstats(text, time.monotonic_ns(), set(scheduled_disks()))
+        return parse_diskstats(text, time.monotonic_ns(), set(self.sysfs.scheduled_disks()))

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from . import devices as sysblock
+from ..sysblock import BlockSysfs
 from . import libbpf
 from .bpf_object import BpfObject, ProbeUnavailable, object_path
 
@@ -44,11 +44,13 @@ def _bind() -> ctypes.CDLL:
     return L
 
 
-def record(device: str, seconds: float, out: TextIO, obj_path: Path | None = None) -> RecordStats:
+def record(device: str, seconds: float, out: TextIO, obj_path: Path | None = None,
+           sysfs: BlockSysfs | None = None) -> RecordStats:
     """Write `seconds` of `device`'s bios to `out` as trace CSV."""
-    devt = sysblock.devt_of(device)
+    sysfs = sysfs or BlockSysfs()
+    devt = sysfs.devt(device)
     if devt is None:
-        raise ProbeUnavailable(f"no such block device {device!r} (see /sys/block)")
+        raise ProbeUnavailable(f"no such block device {device!r} (see {sysfs.root / 'block'})")
     obj = BpfObject(obj_path or object_path("record.bpf.o", env="IOAZ_RECORD_OBJECT"),
                     {"target_dev": (devt[0] << 20) | devt[1]})
     obj.open()

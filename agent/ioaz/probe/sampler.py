@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import ctypes
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..sysblock import BlockSysfs
 from . import libbpf
 from .bpf_object import BpfObject
 from .diskstats_source import parse_diskstats
@@ -88,10 +88,10 @@ class SamplePlan:
         return self.fraction * self.period_s
 
 
-def completed_requests(path: str = "/proc/diskstats") -> int:
+def completed_requests(path: str = "/proc/diskstats", sysfs: BlockSysfs | None = None) -> int:
     """Reads and writes completed so far on all whole disks (partitions are inside them)."""
     with open(path) as f:
-        disks = parse_diskstats(f.read(), 0, set(os.listdir("/sys/block")))
+        disks = parse_diskstats(f.read(), 0, set((sysfs or BlockSysfs()).devices()))
     return sum(d.completed[0] + d.completed[1] for d in disks.values())
 
 

@@ -1,13 +1,17 @@
-"""Reading and writing one block device's queue attributes in sysfs, and nothing else.
+"""The door to the kernel's block sysfs: the only code that touches /sys/block and /sys/dev/block.
 
 Every path is built from an injectable root (default /sys), so the same code runs against the real
-kernel and against a fake directory tree in unit tests. Attributes are named by their *key*, the
-path relative to /sys/block/DEV: "queue/scheduler", "queue/iosched/read_expire",
-"queue/nr_requests", "queue/read_ahead_kb", "device/queue_depth". Keys are what the state file,
-the drift memory and the results use, so an error message can always name the exact file.
+kernel and against a fake directory tree in unit tests; the composition roots (ioazd, `ioazctl
+observe`, ioaz-lab) build one BlockSysfs and hand it to everything that reads or writes a queue.
+Attributes are named by their *key*, the path relative to /sys/block/DEV: "queue/scheduler",
+"queue/iosched/read_expire", "queue/nr_requests", "queue/read_ahead_kb", "device/queue_depth".
+Keys are what the state file, the drift memory and the results use, so an error message can always
+name the exact file.
 
-This module raises OSError (with the kernel's errno) and leaves deciding what to do about it to the
-caller (actuator.py): retries, rollback and error reporting are policy, not I/O.
+Writes raise OSError (with the kernel's errno) and leave deciding what to do about it to the
+caller (actuate/actuator.py): retries, rollback and error reporting are policy, not I/O. Reads of
+facts (rotational, size, queue depth, device number) return None when the file is missing or
+unreadable: a device that lacks one is still a device.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ IOSCHED_DIR = "queue/iosched"
 NR_REQUESTS = "queue/nr_requests"
 READ_AHEAD_KB = "queue/read_ahead_kb"
 QUEUE_DEPTH = "device/queue_depth"
+ROTATIONAL = "queue/rotational"
 # Queue-level settings in the order apply() writes them; restore() goes the other way.
 QUEUE_SETTINGS = (NR_REQUESTS, READ_AHEAD_KB, QUEUE_DEPTH)
 
@@ -124,9 +129,65 @@ class BlockSysfs:
         except OSError:
             return None
 
-    def hw_tags(self, device: str) -> int | None:
-        """How many requests the driver accepts at once (blk-mq tag depth of hardware queue 0)."""
+    def read_int(self, device: str, key: str) -> int | None:
         try:
-            return int(self.read(device, "mq/0/nr_tags"))
+            return int(self.read(device, key))
         except (OSError, ValueError):
             return None
+
+    def hw_tags(self, device: str) -> int | None:
+        """How many requests the driver accepts at once (blk-mq tag depth of hardware queue 0)."""
+        return self.read_int(device, "mq/0/nr_tags")
+
+    def queue_depth(self, device: str) -> int | None:
+        """The SCSI/ATA device's own queue depth (device/queue_depth), where it has one."""
+        return self.read_int(device, QUEUE_DEPTH)
+
+    def rotational(self, device: str) -> bool | None:
+        value = self.read_int(device, ROTATIONAL)
+        return None if value is None else value == 1
+
+    def size_bytes(self, device: str) -> int | None:
+        """The medium's size; `size` counts 512-byte sectors whatever the logical block size."""
+        sectors = self.read_int(device, "size")
+        return None if sectors is None else sectors * 512
+
+    def devt(self, device: str) -> tuple[int, int] | None:
+        number = self.dev_number(device)
+        try:
+            major, minor = (number or "").split(":")
+            return int(major), int(minor)
+        except ValueError:
+            return None
+
+    def has_scheduler(self, device: str) -> bool:
+        """True when queue/scheduler offers a choice (bio-based devices such as zram say 'none')."""
+        try:
+            return any(s != "none" for s in self.scheduler(device).available)
+        except (OSError, ValueError):
+            return False
+
+    def scheduled_disks(self) -> list[str]:
+        """Disks with a scheduler and a medium (an unattached loop device has size 0)."""
+        return [d for d in self.devices()
+                if self.has_scheduler(d) and (self.size_bytes(d) or 0) > 0]
+
+    def disk_of_devt(self, major: int, minor: int) -> str | None:
+        """The whole-disk name of a device number: a partition folds into its disk."""
+        real = Path(os.path.realpath(self.root / "dev" / "block" / f"{major}:{minor}"))
+        if not real.is_dir():
+            return None
+        return real.parent.name if (real / "partition").exists() else real.name
+
+    def partitions(self, device: str) -> list[str]:
+        d = self.device_dir(device)
+        if not d.is_dir():
+            return []
+        return sorted(p.name for p in d.iterdir()
+                      if p.name.startswith(device) and (p / "partition").exists())
+
+    def holders(self, device: str, partition: str | None = None) -> list[str]:
+        """What stacks on the disk or one of its partitions (device mapper, md, LVM)."""
+        d = self.device_dir(device) / partition if partition else self.device_dir(device)
+        h = d / "holders"
+        return sorted(p.name for p in h.iterdir()) if h.is_dir() else []

@@ -1,0 +1,93 @@
+"""Parsing queue/scheduler and listing knobs, on lines and trees the kernel produces."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_sysfs import FakeKernel
+from ioaz.sysblock import BlockSysfs, SchedulerLine, parse_scheduler
+
+
+def test_bracketed_name_is_active() -> None:
+    line = parse_scheduler("none [mq-deadline] kyber bfq \n")
+    assert line.active == "mq-deadline"
+    assert line.available == ("none", "mq-deadline", "kyber", "bfq")
+
+
+def test_every_name_is_available_in_the_kernels_order() -> None:
+    line = parse_scheduler("mq-deadline kyber [bfq] none\n")
+    assert line == SchedulerLine("bfq", ("mq-deadline", "kyber", "bfq", "none"))
+    assert parse_scheduler("[none] mq-deadline") == SchedulerLine("none", ("none", "mq-deadline"))
+
+
+def test_plain_none_is_a_queue_without_elevators() -> None:
+    line = parse_scheduler("none")
+    assert line.active == "none" and line.available == ()
+
+
+@pytest.mark.parametrize("text", ["", "mq-deadline kyber", "[none] [bfq]"])
+def test_anything_else_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="not a queue/scheduler line"):
+        parse_scheduler(text)
+
+
+def test_knobs_skip_read_only_files_even_for_root(tmp_path: Path) -> None:
+    d = tmp_path / "block" / "sdb" / "queue" / "iosched"
+    d.mkdir(parents=True)
+    (d / "read_expire").write_text("500\n")
+    (d / "stats").write_text("1 2 3\n")
+    (d / "stats").chmod(0o444)
+    assert BlockSysfs(tmp_path).knobs("sdb") == {"queue/iosched/read_expire": "500"}
+
+
+def test_write_is_one_write_with_no_newline_and_read_strips(tmp_path: Path) -> None:
+    q = tmp_path / "block" / "sdb" / "queue"
+    q.mkdir(parents=True)
+    (q / "read_ahead_kb").write_text("128\n")
+    s = BlockSysfs(tmp_path)
+    s.write("sdb", "queue/read_ahead_kb", "4096")
+    assert (q / "read_ahead_kb").read_text() == "4096"
+    assert s.read("sdb", "queue/read_ahead_kb") == "4096"
+    assert s.devices() == ["sdb"] and not s.exists("sdc")
+
+
+def test_facts_of_a_disk_read_from_the_tree(tmp_path: Path) -> None:
+    kernel = FakeKernel(tmp_path / "sys")
+    kernel.add_device("sda", dev="8:0", rotational=True, size_sectors=2048, queue_depth=32)
+    assert kernel.rotational("sda") is True
+    assert kernel.size_bytes("sda") == 2048 * 512
+    assert kernel.queue_depth("sda") == 32
+    assert kernel.devt("sda") == (8, 0)
+    assert kernel.rotational("sdz") is None and kernel.devt("sdz") is None
+
+
+def test_a_partition_folds_into_its_disk_and_holders_are_listed(tmp_path: Path) -> None:
+    kernel = FakeKernel(tmp_path / "sys")
+    kernel.add_device("sda", dev="8:0")
+    kernel.add_partition("sda", "sda1", dev="8:1")
+    (kernel.device_dir("sda") / "sda1" / "holders" / "dm-0").mkdir(parents=True)
+    assert kernel.disk_of_devt(8, 1) == "sda" and kernel.disk_of_devt(8, 0) == "sda"
+    assert kernel.disk_of_devt(9, 9) is None
+    assert kernel.partitions("sda") == ["sda1"]
+    assert kernel.holders("sda", "sda1") == ["dm-0"] and kernel.holders("sda") == []
+
+
+def test_only_disks_with_a_scheduler_and_a_medium_are_scheduled(tmp_path: Path) -> None:
+    kernel = FakeKernel(tmp_path / "sys")
+    kernel.add_device("sda", dev="8:0")
+    kernel.add_device("loop1", dev="7:1", size_sectors=0)          # nothing attached
+    kernel.add_device("zram0", dev="252:0", available=("none",))   # bio-based
+    assert kernel.scheduled_disks() == ["sda"]
+
+
+def test_no_other_module_names_block_sysfs_paths() -> None:
+    """The door is the only code that touches /sys/block and /sys/dev/block: everything else
+    is handed a BlockSysfs, so a fake tree can stand in for the kernel everywhere."""
+    agent = Path(__file__).resolve().parents[2] / "agent" / "ioaz"
+    door = agent / "sysblock.py"
+    found = [f"{p.relative_to(agent)}:{n}" for p in sorted(agent.rglob("*.py")) if p != door
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if "/sys/block" in line or "/sys/dev/block" in line
+             or '"block"' in line and "sys" in line]
+    assert found == [], f"block sysfs paths outside ioaz/sysblock.py: {found}"
+    assert "/sys/block" in door.read_text()   # the test looks where the paths are
