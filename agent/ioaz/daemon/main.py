@@ -35,6 +35,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="stop (and restore) after N windows; default: run until signalled")
     p.add_argument("--check", action="store_true",
                    help="only load and check the configuration, then exit")
+    p.add_argument("--restore", action="store_true",
+                   help="only put back what the state file holds (a daemon that died), then exit")
     return p.parse_args(argv)
 
 
@@ -64,7 +66,25 @@ def start_services(daemon: Daemon) -> list[Any]:
     return started
 
 
+def restore_only(config: DaemonConfig) -> int:
+    """What the unit's ExecStopPost runs: a daemon that died or was stopped before it could
+    restore (SIGTERM while it was still starting, SIGKILL, OOM) leaves its state file behind;
+    the devices go back now, not at the next start."""
+    actuator = Actuator(BlockSysfs(), StateStore(config.state_dir))
+    results = recover(config.state_dir, actuator=actuator)
+    for r in results:
+        log.warning(json.dumps({"event": "restore_after_exit", "device": r.device,
+                                "restored": r.restored, "vanished": r.vanished,
+                                "errors": r.errors}))
+    return 0 if all(r.ok for r in results) else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    # A SIGTERM that comes while ioazd is still starting must not kill it before it can restore:
+    # from here on it only asks the window loop to stop, and every step of the start checks.
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
     args = parse_args(argv)
     setup_logging()
     try:
@@ -75,6 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         print(f"ioazd: {config.file}: configuration OK")
         return 0
+    if args.restore:
+        return 0 if config.dry_run else restore_only(config)
     if args.windows is not None and args.windows < 1:
         print(f"ioazd: --windows {args.windows}: must be at least 1", file=sys.stderr)
         return 2
@@ -97,10 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
     daemon = Daemon(config, source, actuator, fallback_reason=why, sysfs=sysfs)
-    stop = threading.Event()
     reload_wanted = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGHUP, lambda *_: reload_wanted.set())
     services = []
     try:

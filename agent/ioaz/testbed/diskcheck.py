@@ -38,17 +38,14 @@ CHECKS = (
     Check("random read 4 KiB, depth 16", "--rw=randread --bs=4k --ioengine=libaio --iodepth=16",
           "iops", 4, "rand", 16),
 )
+GUEST_LIB = "/mnt/ioaz/agent/ioaz/testbed/guest/lib.sh"
 COMMON = "--direct=1 --time_based --norandommap --randrepeat=0 --output-format=json"
 
 
 def guest_script(runtime_s: float) -> str:
-    # the kernel may name the disks in any order: find them by the serial disks.py gives them
-    lines = ["set -e", "udevadm settle",
-             "A=$(basename $(readlink -f /dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ0000))",
-             "B=$(basename $(readlink -f /dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ0001))",
-             "Q=/sys/block/$A; Z=/sys/block/$B",
-             "echo 1 > $Q/device/queue_depth; echo none > $Q/queue/scheduler",
-             "echo none > $Z/queue/scheduler"]
+    # the kernel may name the disks in any order: they are found by serial
+    lines = ["set -e", f"source {GUEST_LIB}", "A=$(disk_by_serial 0)", "B=$(disk_by_serial 1)",
+             "set_queue $A 1 none", "set_queue $B 32 none"]
     for i, c in enumerate(CHECKS):
         lines.append(f"fio --name=c{i} --filename=/dev/$A --runtime={runtime_s} {COMMON} "
                      f"{c.fio} > /mnt/results/check-{i}.json")
@@ -144,12 +141,9 @@ def order_checks() -> list[OrderCheck]:
 
 
 def order_script(runtime_s: float) -> str:
-    lines = ["set -e", "udevadm settle",
-             "A=$(basename $(readlink -f /dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ0000))",
-             'insmod "/mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko"', "modprobe bfq"]
+    lines = ["set -e", f"source {GUEST_LIB}", "A=$(disk_by_serial 0)", "load_elevators"]
     for i, c in enumerate(order_checks()):
-        lines += [f"echo {c.queue_depth} > /sys/block/$A/device/queue_depth",
-                  f"echo {c.scheduler} > /sys/block/$A/queue/scheduler",
+        lines += [f"set_queue $A {c.queue_depth} {c.scheduler}",
                   f"fio --name=o{i} --filename=/dev/$A --runtime={runtime_s} {COMMON} {c.fio} "
                   f"> /mnt/results/order-{i}.json"]
     return "\n".join(lines)

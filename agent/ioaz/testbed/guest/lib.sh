@@ -1,0 +1,20 @@
+# Shell helpers for commands run in the testbed guest (sourced from /mnt/ioaz). They touch the
+# guest's block sysfs, which is the guest kernel's, not the host's.
+
+# disk_by_serial I: the sdX name of the testbed's disk I (disks.py gives disk I serial IOAZ000I)
+disk_by_serial() {
+    udevadm settle
+    basename "$(readlink -f "/dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ$(printf %04d "$1")")"
+}
+
+# set_queue DEV QUEUE_DEPTH SCHEDULER: the drive's command queue and the kernel's scheduler
+set_queue() {
+    echo "$2" > "/sys/block/$1/device/queue_depth"
+    echo "$3" > "/sys/block/$1/queue/scheduler"
+}
+
+# load_elevators: ioaz's fifo, vr and stream (built on the host for this kernel), bfq and kyber
+load_elevators() {
+    insmod "/mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko" 2>/dev/null || true
+    modprobe -q -a bfq kyber-iosched
+}
