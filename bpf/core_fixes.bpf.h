@@ -53,7 +53,6 @@ static __always_inline struct gendisk *ioaz_bio_disk(struct bio *bio)
  */
 const volatile __u32 nargs_bio_queue = 1;
 const volatile __u32 nargs_bio_merge = 1;
-const volatile __u32 nargs_rq_issue = 1;
 const volatile __u32 nargs_rq_merge = 1;
 
 static __always_inline void *ioaz_last_arg(unsigned long long *ctx, __u32 nargs)
