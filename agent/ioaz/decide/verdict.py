@@ -63,6 +63,8 @@ class MatrixVerdicts:
         kind = "" if cell.source.kind == "measured" else f", {cell.source.kind}"
         held = f" ({' and '.join(wclass.held)} kept from the previous window: the ratio is " \
             "within the boundary band)" if wclass.held else ""
+        if wclass.kept:
+            held = f" (kept from the previous window: {wclass.kept})"
         return Verdict(
             cell.policy, "matrix", goal,
             f"class {wclass.key()}{held} -> {cell.policy} ({m.name} goal {goal} cell {cell.key}; "
