@@ -68,6 +68,27 @@ struct {
 } procs SEC(".maps");
 
 /*
+ * The last bio of each thread: where its stream ends and how far it has run
+ * (`run` as a stream head's, below). A synchronous reader often wakes on
+ * another CPU than the one it last submitted from, and a per-CPU stream
+ * table alone then calls each of its bios random. Task-local, so no CPU
+ * writes what another reads. (Task storage in tracing programs: v5.11,
+ * a10787e6d58c, "bpf: Enable task local storage for tracing programs".)
+ */
+struct ioaz_task_stream {
+	__u32 dev;
+	__u32 run;
+	__u64 end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ioaz_task_stream);
+} task_stream SEC(".maps");
+
+/*
  * Sampling (agent/ioaz/probe/sampler.py). By default the probe sees every
  * request. Sampled, user space attaches the bio-side programs for part of
  * each window only: `counting` is 0 while they warm the stream table up and
@@ -259,15 +280,17 @@ static __always_inline __u64 take_head(struct ioaz_cpu_state *st, __u32 set, __u
 /*
  * How many bios to count sequential for this one (0, 1, or
  * IOAZ_STREAM_CONFIRM when it confirms the stream), and files its end as a
- * head.
- * `clock` is this CPU's bio count for the device (ioaz_cpu_state.clock).
+ * head, on this CPU and as the thread's own. `clock` is this CPU's bio count
+ * for the device (ioaz_cpu_state.clock).
  */
-static __always_inline __u32 continues_stream(struct ioaz_cpu_state *st, __u64 sector,
-					      __u64 end, __u64 clock)
+static __always_inline __u32 continues_stream(struct ioaz_cpu_state *st,
+					      struct ioaz_task_stream *ts, __u32 dev,
+					      __u64 sector, __u64 end, __u64 clock)
 {
 	__u64 lo = sector > seq_tolerance_sectors ? sector - seq_tolerance_sectors : 0;
 	__u32 set_lo = stream_set(lo), set_hi = stream_set(sector + seq_tolerance_sectors);
 	__u64 h, run = 0;
+	bool hit = false;
 	__u32 seq = 0;
 	__u64 *w;
 
@@ -275,13 +298,25 @@ static __always_inline __u32 continues_stream(struct ioaz_cpu_state *st, __u64 s
 	if (!h && set_hi != set_lo)
 		h = take_head(st, set_hi, sector, clock);
 	if (h) {
+		hit = true;
 		run = (h >> 16) & 3;
+	} else if (ts && ts->dev == dev && sector + seq_tolerance_sectors >= ts->end &&
+		   sector <= ts->end + seq_tolerance_sectors) {
+		hit = true;	/* the thread's own stream, left on another CPU */
+		run = ts->run & 3;
+	}
+	if (hit) {
 		seq = run == 2 ? IOAZ_STREAM_CONFIRM : run == 3 ? 1 : 0;
 		run = run < 3 ? run + 1 : 3;
 	}
 	w = &st->stream_end[stream_set(end) * IOAZ_STREAM_WAYS];
 	w[1] = w[0];
 	w[0] = end << IOAZ_HEAD_SHIFT | run << 16 | (clock & 0xffff);
+	if (ts) {
+		ts->dev = dev;
+		ts->run = run;
+		ts->end = end;
+	}
 	return seq;
 }
 
@@ -303,6 +338,7 @@ int on_bio_queue(unsigned long long *ctx)
 {
 	struct bio *bio = ioaz_last_arg(ctx, nargs_bio_queue);
 	struct ioaz_dev *d;
+	struct ioaz_task_stream *ts;
 	__u64 sector, id;
 	__u32 dev, seq;
 
@@ -316,7 +352,9 @@ int on_bio_queue(unsigned long long *ctx)
 	if (!d)
 		return 0;
 	sector = bio->bi_iter.bi_sector;
-	seq = continues_stream(&d->cpu, sector, sector + (bio->bi_iter.bi_size >> 9),
+	ts = bpf_task_storage_get(&task_stream, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	seq = continues_stream(&d->cpu, ts, dev, sector, sector + (bio->bi_iter.bi_size >> 9),
 			       ++d->cpu.clock);
 	if (!counting)
 		return 0;	/* warming up: the table is filled, nothing counted */
