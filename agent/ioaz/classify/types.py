@@ -106,14 +106,17 @@ class WindowFeatures:
     OBSERVE_FIELDS = (
         "device", "window_s", "iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio",
         "seq_ratio", "processes", "avg_depth", "mean_size_bytes", "p50_latency_s",
-        "p99_latency_s", "merge_ratio", "threads",
+        "p99_latency_s", "merge_ratio",
     )
 
     def observe_dict(self) -> dict[str, Any]:
-        """The JSON line of `ioazctl observe --json`, exactly the DESIGN.md fields."""
+        """The JSON line of `ioazctl observe --json`: the DESIGN.md fields, then the threads
+        beside the processes and why a class was kept (None when judged)."""
         d = asdict(self)
         out: dict[str, Any] = {k: d[k] for k in self.OBSERVE_FIELDS}
         out["class"] = self.workload_class.as_dict() if self.workload_class else None
-        out["class_kept"] = self.workload_class.kept if self.workload_class else None
         out["source"] = self.source
+        # added after the first contract, at the end so its order stays
+        out["threads"] = self.threads
+        out["class_kept"] = self.workload_class.kept if self.workload_class else None
         return out

@@ -54,7 +54,9 @@ class MatrixVerdicts:
         m = self.matrices[choice.file]
         wclass = features.workload_class
         if wclass is None:
-            return Verdict(None, "matrix", goal, "no workload class this window",
+            seen = "" if features.bios is None else \
+                f" ({features.requests} requests, {features.bios} bios seen by the probe)"
+            return Verdict(None, "matrix", goal, f"no workload class this window{seen}",
                            matrix=m.path, rule=choice.rule.describe())
         cell = m.lookup(goal, wclass)
         if cell is None:  # config validation maps goals only to matrices that have them
