@@ -227,18 +227,22 @@ static __always_inline __u32 disk_dev(struct request *rq)
  * that matches nothing. Each set holds two heads, most recent first; a new
  * head pushes out the set's older one. A head is packed as
  * end_sector << 18 | run (2 bits) << 16 | the low 16 bits of this CPU's bio count
- * when it was written, and counts only for IOAZ_STREAM_AGE bios. Thirty-two
- * live heads is room for the 16+ class's streams.
+ * when it was written, and counts only for IOAZ_STREAM_AGE bios. Each
+ * thread's own stream is also kept apart (task_stream), so the table is
+ * needed only for streams that one submitter interleaves (AIO over several
+ * files) or that pass between submitters (io_uring's workers): sixteen live
+ * heads are room for fifteen of those, and every live head is one more place
+ * for a random bio to land by chance.
  *
  * Every random bio leaves a head behind too, and random I/O packed in a
  * small region (a hot table, an index) lands on one of the live heads by
- * chance: in 1 MiB of 4 KiB blocks one bio in eight. So a stream is only
+ * chance: in 1 MiB of 4 KiB blocks one bio in sixteen. So a stream is only
  * believed once it has run IOAZ_STREAM_CONFIRM + 1 bios: `run` counts the
  * continuations that led to a head, up to 3. The bios that continued the
  * stream before are counted sequential when the fourth confirms it; chance
- * hits count only when three follow one another (one in 500 there).
+ * hits count only when three follow one another.
  */
-#define IOAZ_STREAM_AGE 32
+#define IOAZ_STREAM_AGE 16
 #define IOAZ_STREAM_CONFIRM 3
 #define IOAZ_HEAD_SHIFT 18
 

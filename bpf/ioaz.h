@@ -12,7 +12,7 @@
 #define IOAZ_LAT_SLOTS		48	/* log2(ns): up to ~39 hours */
 #define IOAZ_SIZE_SLOTS		32	/* log2(bytes) */
 #define IOAZ_STREAM_SETS	64	/* stream heads per device and CPU: 64 sets of 2, */
-#define IOAZ_STREAM_WAYS	2	/* room for the 16+ class's streams and strays */
+#define IOAZ_STREAM_WAYS	2	/* room for 16 live heads and strays */
 #define IOAZ_MAX_DEVS		256
 #define IOAZ_MAX_PROCS		8192
 

@@ -29,7 +29,7 @@ from ioaz.sim.workloads import Process, SimProcess, Workload, make_process
 
 Chooser = Callable[[WindowFeatures], str | None]
 
-SEQ_STREAMS = 32         # stream heads remembered, as the probe does (IOAZ_STREAM_AGE)
+SEQ_STREAMS = 16         # stream heads remembered, as the probe does (IOAZ_STREAM_AGE)
 SEQ_CONFIRM = 3          # continuations before a stream counts (bpf/ioaz.bpf.c IOAZ_STREAM_CONFIRM)
 HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
 # a process counts if it submitted this share of the window's bios (classify/features.py)
@@ -170,6 +170,7 @@ class Simulator:
         # end sector of a recent stream -> continuations that led to it (up to SEQ_CONFIRM),
         # oldest first
         self.stream_heads: dict[int, int] = {}
+        self.own_stream: dict[int, tuple[int, int]] = {}   # pid -> (end, run) of its last bio
         self.hist = LatencyHistogram()
         self.total_requests = 0
         self.total_bytes = 0
@@ -198,14 +199,20 @@ class Simulator:
         pid = rq.pid
         pids[pid] = pids.get(pid, 0) + 1
         # The probe's seq test: does the bio start exactly where one of the last SEQ_STREAMS
-        # streams ended? A stream counts once SEQ_CONFIRM bios have continued it, the ones
-        # before then with it, so random bios packed in a small region that meet a head by
-        # chance stay random (bpf/ioaz.bpf.c, continues_stream).
+        # streams ended, or where the same process's last bio ended? A stream counts once
+        # SEQ_CONFIRM bios have continued it, the ones before then with it, so random bios
+        # packed in a small region that meet a head by chance stay random (bpf/ioaz.bpf.c,
+        # continues_stream).
         heads = self.stream_heads
         run = heads.pop(rq.sector, -1)
+        own = self.own_stream.get(pid)
+        if run < 0 and own is not None and own[0] == rq.sector:
+            run = own[1]   # the process's own stream (the probe's task_stream)
         if run >= 0:
             w.seq += SEQ_CONFIRM if run == SEQ_CONFIRM - 1 else 1 if run == SEQ_CONFIRM else 0
-        heads[rq.sector + rq.nsec] = min(run + 1, SEQ_CONFIRM)
+        run = min(run + 1, SEQ_CONFIRM)
+        heads[rq.sector + rq.nsec] = run
+        self.own_stream[pid] = (rq.sector + rq.nsec, run)
         if len(heads) > SEQ_STREAMS:
             del heads[next(iter(heads))]
         if self.frozen:
