@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Every kernel-version difference ioaz.bpf.c meets, in one place, each decided
- * by CO-RE (BTF of the running kernel), never by a version number.
+ * by CO-RE (BTF of the running kernel), never by a version number, and each
+ * citing the kernel commit that made it.
  */
 #ifndef __IOAZ_CORE_FIXES_BPF_H
 #define __IOAZ_CORE_FIXES_BPF_H
@@ -9,7 +10,8 @@
 #include <bpf/bpf_core_read.h>
 
 /*
- * Linux v5.17 ("block: remove the ->rq_disk field in struct request") moved
+ * Linux v5.17, f3fa33acca9f ("block: remove the ->rq_disk field in struct
+ * request", with d152c682f03c adding the q->disk it points to), moved
  * the disk of a request from rq->rq_disk to rq->q->disk. The ___old flavour
  * describes the older layout; libbpf resolves whichever the kernel has.
  */
@@ -27,8 +29,9 @@ static __always_inline struct gendisk *ioaz_rq_disk(struct request *rq)
 }
 
 /*
- * Linux v5.12 ("block: add a bi_bdev field to struct bio") replaced
- * bio->bi_disk with bio->bi_bdev (whose bd_disk is the whole disk).
+ * Linux v5.12, 309dca309fc3 ("block: store a block_device pointer in struct
+ * bio"), replaced bio->bi_disk with bio->bi_bdev (whose bd_disk is the whole
+ * disk).
  */
 struct bio___old {
 	struct gendisk *bi_disk;
@@ -44,16 +47,17 @@ static __always_inline struct gendisk *ioaz_bio_disk(struct bio *bio)
 }
 
 /*
- * Linux v5.11 ("block: remove the request_queue argument to the block_bio_*
- * and block_rq_* tracepoints", Christoph Hellwig's series) dropped the leading
- * queue (and, for the bio merge tracepoints, request) arguments: the object we
- * want is the LAST argument in every version. The loader counts each
+ * Linux v5.11 dropped the leading queue (and, for the bio merge tracepoints,
+ * request) arguments: a54895fa057c ("block: remove the request_queue to
+ * argument request based tracepoints": block_rq_merge) and e8a676d61c07
+ * ("block: simplify and extend the block_bio_merge tracepoint class":
+ * block_bio_queue and the bio merges). The object we want is the LAST
+ * argument in every version. The loader counts each
  * tracepoint's arguments in the kernel's BTF (btf_trace_<name> prototypes)
  * and sets these before load; the verifier then drops the dead branches.
  */
 const volatile __u32 nargs_bio_queue = 1;
 const volatile __u32 nargs_bio_merge = 1;
-const volatile __u32 nargs_rq_issue = 1;
 const volatile __u32 nargs_rq_merge = 1;
 
 static __always_inline void *ioaz_last_arg(unsigned long long *ctx, __u32 nargs)

@@ -25,14 +25,19 @@
 #include "ioaz.h"
 #include "core_fixes.bpf.h"
 
-/* A bio within this many sectors of a stream's end continues that stream. */
-const volatile __u64 seq_tolerance_sectors = 64;
+/*
+ * A bio starting within this many sectors of a stream's end continues that
+ * stream. 0 by default, exact adjacency: a tolerance makes every head catch
+ * a band of sectors, and random I/O packed in a few MiB then lands in one of
+ * the live heads' bands by chance most of the time.
+ */
+const volatile __u64 seq_tolerance_sectors = 0;
 /*
  * Stream heads are filed by bucket = sector >> seq_bucket_shift. User space
  * makes a bucket at least 2 * seq_tolerance_sectors wide, so the heads a bio
  * can continue lie in at most two buckets.
  */
-const volatile __u32 seq_bucket_shift = 7;
+const volatile __u32 seq_bucket_shift = 1;
 
 /*
  * Counters and per-CPU working state of each device (ioaz.h). Allocated when
@@ -48,9 +53,12 @@ struct {
 } dev_stats SEC(".maps");
 
 /*
- * Per-CPU bio counts per (device, process): no shared counter to bounce.
- * Written only when the submitting process on a CPU changes (a process
- * submitting a batch costs one update, not one per bio).
+ * Per-CPU bio counts per (device, thread): no shared counter to bounce.
+ * Keyed by thread, with its process beside it: the schedulers see threads
+ * apart (bfq gives each I/O context a queue, and a thread has its own unless
+ * created with CLONE_IO), and user space wants both counts. Written only
+ * when the submitting thread on a CPU changes (a thread submitting a batch
+ * costs one update, not one per bio).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
@@ -58,6 +66,27 @@ struct {
 	__type(key, struct ioaz_proc_key);
 	__type(value, struct ioaz_proc_val);
 } procs SEC(".maps");
+
+/*
+ * The last bio of each thread: where its stream ends and how far it has run
+ * (`run` as a stream head's, below). A synchronous reader often wakes on
+ * another CPU than the one it last submitted from, and a per-CPU stream
+ * table alone then calls each of its bios random. Task-local, so no CPU
+ * writes what another reads. (Task storage in tracing programs: v5.11,
+ * a10787e6d58c, "bpf: Enable task local storage for tracing programs".)
+ */
+struct ioaz_task_stream {
+	__u32 dev;
+	__u32 run;
+	__u64 end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct ioaz_task_stream);
+} task_stream SEC(".maps");
 
 /*
  * Sampling (agent/ioaz/probe/sampler.py). By default the probe sees every
@@ -134,21 +163,28 @@ static __always_inline void hist_add(__u64 *hist, __u32 slots, __u64 v)
 		hist[i]++;
 }
 
+/*
+ * The operation of a request or bio is the low REQ_OP_BITS (8) bits of its
+ * flags since v4.10 (ef295ecf090d, "block: better op and flags encoding").
+ * REQ_OP_MASK is a macro, absent from vmlinux.h; the operations themselves
+ * are enum req_op constants from the kernel's BTF.
+ */
+#define IOAZ_REQ_OP_MASK 0xff
+
 static __always_inline int rq_dir(struct request *rq)
 {
-	/* REQ_OP_MASK has been the low 8 bits of cmd_flags since v4.10. */
-	__u32 op = rq->cmd_flags & 0xff;
+	__u32 op = rq->cmd_flags & IOAZ_REQ_OP_MASK;
 
 	switch (op) {
-	case 0:		/* REQ_OP_READ */
+	case REQ_OP_READ:
 		return IOAZ_DIR_READ;
-	case 1:		/* REQ_OP_WRITE */
-	case 9:		/* REQ_OP_WRITE_ZEROES */
+	case REQ_OP_WRITE:
+	case REQ_OP_WRITE_ZEROES:
 		return IOAZ_DIR_WRITE;
-	case 2:		/* REQ_OP_FLUSH */
+	case REQ_OP_FLUSH:
 		return IOAZ_DIR_FLUSH;
-	case 3:		/* REQ_OP_DISCARD */
-	case 5:		/* REQ_OP_SECURE_ERASE */
+	case REQ_OP_DISCARD:
+	case REQ_OP_SECURE_ERASE:
 		return IOAZ_DIR_DISCARD;
 	default:
 		return IOAZ_DIR_OTHER;
@@ -169,9 +205,9 @@ static __always_inline __u32 gendisk_dev(struct gendisk *disk)
 /* Reads and writes with data: flushes, discards and empty bios say nothing about the pattern. */
 static __always_inline bool bio_is_rw(struct bio *bio)
 {
-	__u32 op = bio->bi_opf & 0xff;
+	__u32 op = bio->bi_opf & IOAZ_REQ_OP_MASK;
 
-	return (op == 0 || op == 1) && bio->bi_iter.bi_size > 0;
+	return (op == REQ_OP_READ || op == REQ_OP_WRITE) && bio->bi_iter.bi_size > 0;
 }
 
 /* Kernel dev_t encoding (major << 20 | minor) of a request's whole disk. */
@@ -190,13 +226,25 @@ static __always_inline __u32 disk_dev(struct request *rq)
  * random bio (measured with bpf_stats), a random bio being exactly the one
  * that matches nothing. Each set holds two heads, most recent first; a new
  * head pushes out the set's older one. A head is packed as
- * end_sector << 16 | the low 16 bits of this CPU's bio count when it was
- * written, and counts only for IOAZ_STREAM_AGE bios: every random bio leaves
- * a head behind, and the more of those are live the likelier a random bio
- * lands near one by chance. Thirty-two live heads is room for the 16+
- * class's streams, as the 32-entry scanned table before it had.
+ * end_sector << 18 | run (2 bits) << 16 | the low 16 bits of this CPU's bio count
+ * when it was written, and counts only for IOAZ_STREAM_AGE bios. Each
+ * thread's own stream is also kept apart (task_stream), so the table is
+ * needed only for streams that one submitter interleaves (AIO over several
+ * files) or that pass between submitters (io_uring's workers): sixteen live
+ * heads are room for fifteen of those, and every live head is one more place
+ * for a random bio to land by chance.
+ *
+ * Every random bio leaves a head behind too, and random I/O packed in a
+ * small region (a hot table, an index) lands on one of the live heads by
+ * chance: in 1 MiB of 4 KiB blocks one bio in sixteen. So a stream is only
+ * believed once it has run IOAZ_STREAM_CONFIRM + 1 bios: `run` counts the
+ * continuations that led to a head, up to 3. The bios that continued the
+ * stream before are counted sequential when the fourth confirms it; chance
+ * hits count only when three follow one another.
  */
-#define IOAZ_STREAM_AGE 32
+#define IOAZ_STREAM_AGE 16
+#define IOAZ_STREAM_CONFIRM 3
+#define IOAZ_HEAD_SHIFT 18
 
 static __always_inline __u32 stream_set(__u64 sector)
 {
@@ -207,51 +255,79 @@ static __always_inline __u32 stream_set(__u64 sector)
 
 static __always_inline bool continues(__u64 head, __u64 sector, __u64 clock)
 {
-	__u64 end = head >> 16;
+	__u64 end = head >> IOAZ_HEAD_SHIFT;
 
 	return head && ((clock - head) & 0xffff) < IOAZ_STREAM_AGE &&
 	       sector + seq_tolerance_sectors >= end && sector <= end + seq_tolerance_sectors;
 }
 
-/* Removes the head of set `set` that `sector` continues, if there is one. */
-static __always_inline bool take_head(struct ioaz_cpu_state *st, __u32 set, __u64 sector,
-				      __u64 clock)
+/* Removes and returns the head of set `set` that `sector` continues, or 0. */
+static __always_inline __u64 take_head(struct ioaz_cpu_state *st, __u32 set, __u64 sector,
+				       __u64 clock)
 {
 	__u64 *w = &st->stream_end[(set & (IOAZ_STREAM_SETS - 1)) * IOAZ_STREAM_WAYS];
+	__u64 h = w[0];
 
-	if (continues(w[0], sector, clock)) {
+	if (continues(h, sector, clock)) {
 		w[0] = w[1];
 		w[1] = 0;
-		return true;
+		return h;
 	}
-	if (continues(w[1], sector, clock)) {
+	h = w[1];
+	if (continues(h, sector, clock)) {
 		w[1] = 0;
-		return true;
+		return h;
 	}
-	return false;
+	return 0;
 }
 
-/* `clock` is this CPU's bio count for the device (ioaz_cpu_state.clock). */
-static __always_inline bool continues_stream(struct ioaz_cpu_state *st, __u64 sector, __u64 end,
-					     __u64 clock)
+/*
+ * How many bios to count sequential for this one (0, 1, or
+ * IOAZ_STREAM_CONFIRM when it confirms the stream), and files its end as a
+ * head, on this CPU and as the thread's own. `clock` is this CPU's bio count
+ * for the device (ioaz_cpu_state.clock).
+ */
+static __always_inline __u32 continues_stream(struct ioaz_cpu_state *st,
+					      struct ioaz_task_stream *ts, __u32 dev,
+					      __u64 sector, __u64 end, __u64 clock)
 {
 	__u64 lo = sector > seq_tolerance_sectors ? sector - seq_tolerance_sectors : 0;
 	__u32 set_lo = stream_set(lo), set_hi = stream_set(sector + seq_tolerance_sectors);
-	bool hit;
+	__u64 h, run = 0;
+	bool hit = false;
+	__u32 seq = 0;
 	__u64 *w;
 
-	hit = take_head(st, set_lo, sector, clock) ||
-	      (set_hi != set_lo && take_head(st, set_hi, sector, clock));
+	h = take_head(st, set_lo, sector, clock);
+	if (!h && set_hi != set_lo)
+		h = take_head(st, set_hi, sector, clock);
+	if (h) {
+		hit = true;
+		run = (h >> 16) & 3;
+	} else if (ts && ts->dev == dev && sector + seq_tolerance_sectors >= ts->end &&
+		   sector <= ts->end + seq_tolerance_sectors) {
+		hit = true;	/* the thread's own stream, left on another CPU */
+		run = ts->run & 3;
+	}
+	if (hit) {
+		seq = run == 2 ? IOAZ_STREAM_CONFIRM : run == 3 ? 1 : 0;
+		run = run < 3 ? run + 1 : 3;
+	}
 	w = &st->stream_end[stream_set(end) * IOAZ_STREAM_WAYS];
 	w[1] = w[0];
-	w[0] = end << 16 | (clock & 0xffff);
-	return hit;
+	w[0] = end << IOAZ_HEAD_SHIFT | run << 16 | (clock & 0xffff);
+	if (ts) {
+		ts->dev = dev;
+		ts->run = run;
+		ts->end = end;
+	}
+	return seq;
 }
 
-/* Adds a process's pending bios to its count in `procs`. */
-static __always_inline void flush_proc(__u32 dev, __u32 tgid, __u64 bios)
+/* Adds a thread's pending bios to its count in `procs` (id: tgid << 32 | tid). */
+static __always_inline void flush_proc(__u32 dev, __u64 id, __u64 bios)
 {
-	struct ioaz_proc_key pk = { .dev = dev, .tgid = tgid };
+	struct ioaz_proc_key pk = { .dev = dev, .tgid = id >> 32, .tid = (__u32)id };
 	struct ioaz_proc_val pv = { .bios = bios }, *p;
 
 	p = bpf_map_lookup_elem(&procs, &pk);
@@ -266,9 +342,9 @@ int on_bio_queue(unsigned long long *ctx)
 {
 	struct bio *bio = ioaz_last_arg(ctx, nargs_bio_queue);
 	struct ioaz_dev *d;
-	__u64 sector;
-	__u32 dev, tgid;
-	bool seq;
+	struct ioaz_task_stream *ts;
+	__u64 sector, id;
+	__u32 dev, seq;
 
 	if (!bio_is_rw(bio))
 		return 0;
@@ -280,19 +356,20 @@ int on_bio_queue(unsigned long long *ctx)
 	if (!d)
 		return 0;
 	sector = bio->bi_iter.bi_sector;
-	seq = continues_stream(&d->cpu, sector, sector + (bio->bi_iter.bi_size >> 9),
+	ts = bpf_task_storage_get(&task_stream, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	seq = continues_stream(&d->cpu, ts, dev, sector, sector + (bio->bi_iter.bi_size >> 9),
 			       ++d->cpu.clock);
 	if (!counting)
 		return 0;	/* warming up: the table is filled, nothing counted */
 	d->stats.bios++;
-	if (seq)
-		d->stats.bios_seq++;
+	d->stats.bios_seq += seq;
 
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (tgid != d->cpu.proc_tgid) {
+	id = bpf_get_current_pid_tgid();
+	if (id != d->cpu.proc_id) {
 		if (d->cpu.proc_pending)
-			flush_proc(dev, d->cpu.proc_tgid, d->cpu.proc_pending);
-		d->cpu.proc_tgid = tgid;
+			flush_proc(dev, d->cpu.proc_id, d->cpu.proc_pending);
+		d->cpu.proc_id = id;
 		d->cpu.proc_pending = 0;
 	}
 	d->cpu.proc_pending++;

@@ -12,7 +12,7 @@
 #define IOAZ_LAT_SLOTS		48	/* log2(ns): up to ~39 hours */
 #define IOAZ_SIZE_SLOTS		32	/* log2(bytes) */
 #define IOAZ_STREAM_SETS	64	/* stream heads per device and CPU: 64 sets of 2, */
-#define IOAZ_STREAM_WAYS	2	/* room for the 16+ class's streams and strays */
+#define IOAZ_STREAM_WAYS	2	/* room for 16 live heads and strays */
 #define IOAZ_MAX_DEVS		256
 #define IOAZ_MAX_PROCS		8192
 
@@ -39,7 +39,7 @@ struct ioaz_dev_stats {
 	__u64 completed[IOAZ_DIRS];
 	__u64 completed_bytes[IOAZ_DIRS];
 	__u64 bios;		/* read/write bios submitted (block_bio_queue) */
-	__u64 bios_seq;		/* of which continued one of the stream heads */
+	__u64 bios_seq;		/* of which continued a stream of three or more */
 	__u64 bio_merges;	/* bios merged into a queued request */
 	__u64 rq_merges;	/* requests merged into another request */
 	__u64 lat_sum_ns;	/* sum of submit-to-complete latency (also the
@@ -56,13 +56,14 @@ struct ioaz_dev_stats {
  * Per-CPU working state of one device, kept beside its counters so one map
  * lookup serves a bio: the end sectors of recent streams, a 2-way
  * set-associative table indexed by a hash of the end sector's bucket (see
- * continues_stream), and the bios of the last submitting process not yet
- * added to `procs` (user space adds proc_pending to proc_tgid's count).
+ * continues_stream), and the bios of the last submitting thread not yet
+ * added to `procs` (user space adds proc_pending to proc_id's count;
+ * proc_id is bpf_get_current_pid_tgid(), tgid << 32 | tid).
  */
 struct ioaz_cpu_state {
 	__u64 stream_end[IOAZ_STREAM_SETS * IOAZ_STREAM_WAYS];
 	__u64 clock;		/* this CPU's bios of the device, counted or not */
-	__u64 proc_tgid;
+	__u64 proc_id;
 	__u64 proc_pending;
 };
 
@@ -84,7 +85,9 @@ struct ioaz_slot {
 
 struct ioaz_proc_key {
 	__u32 dev;
-	__u32 tgid;
+	__u32 tgid;		/* the process */
+	__u32 tid;		/* the thread that submitted */
+	__u32 pad;
 };
 
 struct ioaz_proc_val {

@@ -32,7 +32,7 @@ def _empty(name: str, t_ns: int, source: str, sysfs: BlockSysfs) -> DeviceSnapsh
         return None
     snap = DeviceSnapshot(name=name, major=devt[0], minor=devt[1], t_ns=t_ns, source=source)
     if source == "bpf":
-        snap.bios, snap.bios_seq, snap.procs = 0, 0, {}
+        snap.bios, snap.bios_seq, snap.procs, snap.threads = 0, 0, {}, {}
     else:
         snap.time_in_queue_ms = 0
     return snap
@@ -88,8 +88,8 @@ class Observer:
         return h
 
     def _alive(self, name: str, submitted: dict[int, int]) -> list[int]:
-        """Processes of the device's horizon silent this window that still exist (the
-        probe's key is the TGID, a /proc entry while the process lives)."""
+        """Submitters of the device's horizon silent this window that still exist (a thread's
+        id, as a process's, has a /proc entry while it lives)."""
         h = self.horizons.get(name)
         if h is None:
             return []
@@ -116,9 +116,11 @@ class Observer:
                 w.appeared.append(name)
                 continue  # first sight: its first window is the next one
             f = compute_features(old, snap, self.thresholds.min_process_share)
-            if f.processes is not None:
+            # the class counts submitters: threads where the probe tells them apart
+            submitted = f.thread_bios if f.threads is not None else f.process_bios
+            if f.submitters is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
-                    f.process_bios, alive=self._alive(name, f.process_bios))
+                    submitted, alive=self._alive(name, submitted))
             f.workload_class = classify(f, self.thresholds, self.classes.get(name))
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class

@@ -173,7 +173,8 @@ static int dump(struct bpf_object *obj)
 			for (int i = 0; i < IOAZ_LAT_SLOTS; i++)
 				lat += s->lat_hist[i];
 			if (vals[c].cpu.proc_pending)
-				add_proc(pc, &npc, key, vals[c].cpu.proc_tgid, vals[c].cpu.proc_pending);
+				add_proc(pc, &npc, key, vals[c].cpu.proc_id >> 32,
+					 vals[c].cpu.proc_pending);
 		}
 		for (int i = 0; i < npc; i++)
 			procs += pc[i].dev == key && pc[i].bios > 0;

@@ -239,3 +239,15 @@ def test_trials_are_counted_by_outcome():
     assert val(m, "ioaz_trials_total", device="sdz", outcome="kept") == 1
     assert val(m, "ioaz_trials_total", device="sdz", outcome="given_back") == 2
     assert ("ioaz_trials_total", (("device", "sdz"), ("outcome", "abandoned"))) not in m
+
+
+def test_threads_beside_processes_and_a_kept_class_flagged():
+    kept = WorkloadClass("16+", "sequential", "read", kept="3 bios seen, fewer than 16")
+    m = scrape(fake_daemon(record(features=features(processes=1, threads=16,
+                                                    workload_class=kept))))
+    assert val(m, "ioaz_window_processes", device="sdz") == 1
+    assert val(m, "ioaz_window_threads", device="sdz") == 16
+    assert val(m, "ioaz_window_class_kept", device="sdz") == 1
+    m = scrape(fake_daemon(record()))
+    assert val(m, "ioaz_window_class_kept", device="sdz") == 0
+    assert ("ioaz_window_threads", (("device", "sdz"),)) not in m   # unknown: no fake zero

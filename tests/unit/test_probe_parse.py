@@ -7,8 +7,8 @@ from ioaz.probe.bpf_source import bucket_shift, parse_maps
 from ioaz.probe.layout import (
     DEV_STATS_FIELDS,
     DEV_VALUE_U64,
+    PROC_ID,
     PROC_PENDING,
-    PROC_TGID,
 )
 
 DEV = (7 << 20) | 3   # loop3
@@ -33,15 +33,21 @@ def dev_value(per_cpu: list[dict[int, int]]) -> bytes:
     return struct.pack(f"<{len(words)}Q", *words)
 
 
-def proc_entry(tgid: int, per_cpu: list[int]) -> tuple[bytes, bytes]:
-    return struct.pack("<II", DEV, tgid), struct.pack(f"<{len(per_cpu)}Q", *per_cpu)
+def proc_entry(tgid: int, per_cpu: list[int], tid: int | None = None) -> tuple[bytes, bytes]:
+    key = struct.pack("<IIII", DEV, tgid, tgid if tid is None else tid, 0)
+    return key, struct.pack(f"<{len(per_cpu)}Q", *per_cpu)
+
+
+def pid_tgid(tgid: int, tid: int | None = None) -> int:
+    """bpf_get_current_pid_tgid() of a thread (the main thread when tid is None)."""
+    return tgid << 32 | (tgid if tid is None else tid)
 
 
 def test_counters_are_summed_over_cpus_and_pending_bios_added_to_their_process():
     bios, seq = offset("bios"), offset("bios_seq")
     stats = [(struct.pack("<I", DEV), dev_value([
-        {bios: 10, seq: 4, PROC_TGID: 100, PROC_PENDING: 3},
-        {bios: 5, seq: 1, PROC_TGID: 200, PROC_PENDING: 2}]))]
+        {bios: 10, seq: 4, PROC_ID: pid_tgid(100), PROC_PENDING: 3},
+        {bios: 5, seq: 1, PROC_ID: pid_tgid(200), PROC_PENDING: 2}]))]
     procs = [proc_entry(100, [4, 1]), proc_entry(300, [0, 7])]
     by_dev, seen = parse_maps(stats, procs, NCPU, 123, {})
     snap = by_dev[DEV]
@@ -49,17 +55,31 @@ def test_counters_are_summed_over_cpus_and_pending_bios_added_to_their_process()
     assert snap.bios == 15 and snap.bios_seq == 5
     # flushed (4 + 1) + pending 3; 200 only pending; 300 only flushed
     assert snap.procs == {100: 8, 200: 2, 300: 7}
-    assert seen == {(DEV, 100): 8, (DEV, 200): 2, (DEV, 300): 7}
+    assert snap.threads == {100: 8, 200: 2, 300: 7}
+    assert seen == {(DEV, 100, 100): 8, (DEV, 200, 200): 2, (DEV, 300, 300): 7}
+
+
+def test_threads_are_counted_apart_and_added_up_for_their_process():
+    stats = [(struct.pack("<I", DEV), dev_value([
+        {PROC_ID: pid_tgid(100, 101), PROC_PENDING: 2},
+        {PROC_ID: pid_tgid(100, 102), PROC_PENDING: 5}]))]
+    procs = [proc_entry(100, [3, 0], tid=101), proc_entry(100, [0, 4], tid=103),
+             proc_entry(200, [1, 0])]
+    by_dev, _ = parse_maps(stats, procs, NCPU, 0, {})
+    assert by_dev[DEV].threads == {101: 5, 102: 5, 103: 4, 200: 1}
+    assert by_dev[DEV].procs == {100: 14, 200: 1}
 
 
 def test_a_process_count_never_goes_back_and_gone_processes_are_forgotten():
     # Last read saw 200 with 9 bios (pending); this read caught the flush half-way: the map
     # still has the old count and the CPU has moved on to another process.
-    stats = [(struct.pack("<I", DEV), dev_value([{PROC_TGID: 100, PROC_PENDING: 1}, {}]))]
+    stats = [(struct.pack("<I", DEV), dev_value([{PROC_ID: pid_tgid(100), PROC_PENDING: 1},
+                                                 {}]))]
     procs = [proc_entry(200, [0, 0])]
-    by_dev, seen = parse_maps(stats, procs, NCPU, 0, {(DEV, 200): 9, (DEV, 999): 50})
+    by_dev, seen = parse_maps(stats, procs, NCPU, 0,
+                              {(DEV, 200, 200): 9, (DEV, 999, 999): 50})
     assert by_dev[DEV].procs == {100: 1, 200: 9}
-    assert (DEV, 999) not in seen
+    assert (DEV, 999, 999) not in seen
 
 
 def test_bucket_is_at_least_twice_the_tolerance():

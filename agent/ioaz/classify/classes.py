@@ -4,7 +4,7 @@ The thresholds live in decision_matrices/thresholds.yaml, not in code.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,9 @@ class Thresholds:
     read_min_read_ratio: float = 0.5
     boundary_band: float = 0.1
     min_requests: int = 10
+    # A window whose probe saw fewer bios (a sample that came back nearly empty under load)
+    # keeps the previous class: its ratios would be noise, and with none a merge ratio.
+    min_sampled_bios: int = 16
     process_horizon_s: float = 4.0
     deep_min_depth_per_process: float = 3.0
 
@@ -79,7 +82,7 @@ def load_thresholds(path: Path | None = None) -> Thresholds:
             if not value["1"] < value["4"] < value["8"]:
                 raise ThresholdsError(f"{where}: process_buckets bounds must increase, got "
                                       f"{value!r}")
-        elif key in ("min_requests",):
+        elif key in ("min_requests", "min_sampled_bios"):
             if not isinstance(value, int) or isinstance(value, bool) or value < 0:
                 raise ThresholdsError(f"{where}: {key} must be a whole number >= 0, "
                                       f"got {value!r}")
@@ -124,7 +127,7 @@ def depth_per_process(f: WindowFeatures, processes: int) -> float | None:
     law, so under any scheduler a process that waits for each request holds about one);
     merged bios hide inside requests (8 adjacent 4 KiB write-backs become one request), so
     requests are scaled by bios per request, 1 / (1 - merge_ratio)."""
-    if f.avg_depth is None or f.processes is None:
+    if f.avg_depth is None or f.submitters is None:
         return None   # diskstats: no processes, and its process count is made from avg_depth
     merged = min(f.merge_ratio or 0.0, _MAX_MERGE_RATIO)
     return f.avg_depth / (1.0 - merged) / max(1, processes)
@@ -151,10 +154,17 @@ def classify(f: WindowFeatures, t: Thresholds,
     side (Thresholds.boundary_band). None judges the window alone."""
     if f.requests < t.min_requests:
         return None
+    if f.bios is not None and f.bios < t.min_sampled_bios:
+        # the probe's source saw (almost) nothing of a busy window: judging it would fall
+        # back to the merge ratio and a depth-made process count, so keep what was judged
+        if previous is None:
+            return None
+        return replace(previous, held=(), kept=f"{f.bios} bios seen, fewer than "
+                                               f"min_sampled_bios {t.min_sampled_bios}")
     if f.class_processes is not None:
         procs = f.class_processes   # over the class horizon (horizon.py says why)
-    elif f.processes is not None:
-        procs = f.processes
+    elif f.submitters is not None:
+        procs = f.submitters
     else:
         # diskstats cannot see processes: a synchronous process keeps about one request in
         # flight, so the average depth stands in for the number of processes.

@@ -100,4 +100,7 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         latency_hist={i: n for i, n in enumerate(lat_hist) if n},
         size_hist={i: n for i, n in enumerate(size_hist) if n},
         process_bios=process_bios(new.procs, old.procs),
+        threads=active_processes(new.threads, old.threads, min_process_share),
+        thread_bios=process_bios(new.threads, old.threads),
+        bios=bios,
     )

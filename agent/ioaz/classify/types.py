@@ -32,6 +32,9 @@ class WorkloadClass:
     # the axes whose side the boundary band kept from the previous window, where this window
     # alone would say the other (for the explanation; not part of the class's identity)
     held: tuple[str, ...] = field(default=(), compare=False)
+    # why the whole class is the previous window's, when the window had too little to judge
+    # by (classes.classify); None for a class judged on the window itself
+    kept: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.processes not in PROCESS_BUCKETS:
@@ -72,7 +75,7 @@ class WindowFeatures:
     write_bytes_per_s: float
     read_ratio: float | None
     seq_ratio: float | None
-    processes: int | None
+    processes: int | None   # processes (TGIDs) over the share cut
     avg_depth: float | None
     mean_size_bytes: float | None
     p50_latency_s: float | None
@@ -86,8 +89,19 @@ class WindowFeatures:
     # (classify/horizon.py), None when only this window's `processes` is known.
     class_processes: int | None = None
     process_bios: dict[int, int] = field(default_factory=dict)  # this window's bios per pid
+    # Threads over the share cut: the submitters the schedulers see apart (bfq queues per I/O
+    # context, one per thread unless made with CLONE_IO). None where the source cannot tell
+    # threads (diskstats, the simulator, whose processes are its submitters).
+    threads: int | None = None
+    thread_bios: dict[int, int] = field(default_factory=dict)   # this window's bios per tid
+    bios: int | None = None   # bios the probe saw this window (a sample when sampled)
     latency_hist: dict[int, int] = field(default_factory=dict)  # log2 ns bucket -> count
     size_hist: dict[int, int] = field(default_factory=dict)     # log2 bytes bucket -> count
+
+    @property
+    def submitters(self) -> int | None:
+        """The class's count of this window alone: threads where the source tells them."""
+        return self.threads if self.threads is not None else self.processes
 
     OBSERVE_FIELDS = (
         "device", "window_s", "iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio",
@@ -96,9 +110,13 @@ class WindowFeatures:
     )
 
     def observe_dict(self) -> dict[str, Any]:
-        """The JSON line of `ioazctl observe --json`, exactly the DESIGN.md fields."""
+        """The JSON line of `ioazctl observe --json`: the DESIGN.md fields, then the threads
+        beside the processes and why a class was kept (None when judged)."""
         d = asdict(self)
         out: dict[str, Any] = {k: d[k] for k in self.OBSERVE_FIELDS}
         out["class"] = self.workload_class.as_dict() if self.workload_class else None
         out["source"] = self.source
+        # added after the first contract, at the end so its order stays
+        out["threads"] = self.threads
+        out["class_kept"] = self.workload_class.kept if self.workload_class else None
         return out

@@ -93,15 +93,18 @@ def _fmt(v: float | None, scale: float = 1.0, digits: int = 1) -> str:
 
 
 HEADER = (f"{'device':<10} {'iops':>9} {'rMB/s':>8} {'wMB/s':>8} {'read%':>6} {'seq%':>5} "
-          f"{'procs':>5} {'depth':>6} {'sizeKiB':>7} {'p50ms':>7} {'p99ms':>7} {'merge%':>6} "
-          f"class")
+          f"{'procs':>5} {'thrds':>5} {'depth':>6} {'sizeKiB':>7} {'p50ms':>7} {'p99ms':>7} "
+          f"{'merge%':>6} class")
 
 
 def format_row(f: WindowFeatures) -> str:
     cls = f.workload_class.key() if f.workload_class else "idle"
+    if f.workload_class and f.workload_class.kept:
+        cls += f" (kept: {f.workload_class.kept})"
     return (f"{f.device:<10} {f.iops:>9.0f} {f.read_bytes_per_s / 1e6:>8.1f} "
             f"{f.write_bytes_per_s / 1e6:>8.1f} {_fmt(f.read_ratio, 100, 0):>6} "
             f"{_fmt(f.seq_ratio, 100, 0):>5} {('-' if f.processes is None else f.processes):>5} "
+            f"{('-' if f.threads is None else f.threads):>5} "
             f"{_fmt(f.avg_depth, 1, 1):>6} {_fmt(f.mean_size_bytes, 1 / 1024, 1):>7} "
             f"{_fmt(f.p50_latency_s, 1e3, 2):>7} {_fmt(f.p99_latency_s, 1e3, 2):>7} "
             f"{_fmt(f.merge_ratio, 100, 0):>6} {cls}")

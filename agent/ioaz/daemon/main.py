@@ -19,7 +19,7 @@ from ..actuate import Actuator, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
 from ..sysblock import BlockSysfs
-from .config import DEFAULT_CONFIG, ConfigError, load_config
+from .config import DEFAULT_CONFIG, ConfigError, DaemonConfig, load_config
 from .core import Daemon
 
 log = logging.getLogger("ioaz.daemon")

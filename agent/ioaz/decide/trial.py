@@ -79,7 +79,11 @@ def measure(features: WindowFeatures, goal: str) -> float | None:
 
 def active_pids(features: WindowFeatures, min_share: float = 0.01) -> tuple[int, ...]:
     """The processes that submitted at least min_share of the window's bios (the share the
-    class's process count uses); () when the source does not say (diskstats)."""
+    class's process count uses); () when the source does not say (diskstats).
+
+    Processes (TGIDs), not threads, though the class counts threads: this says which workload
+    drives the device, and a threaded server's pool (per-request or recycled workers) changes
+    its thread ids while it stays the same workload; its process ids stay."""
     return pids_over_share(features.process_bios, min_share)
 
 

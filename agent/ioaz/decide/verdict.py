@@ -54,7 +54,9 @@ class MatrixVerdicts:
         m = self.matrices[choice.file]
         wclass = features.workload_class
         if wclass is None:
-            return Verdict(None, "matrix", goal, "no workload class this window",
+            seen = "" if features.bios is None else \
+                f" ({features.requests} requests, {features.bios} bios seen by the probe)"
+            return Verdict(None, "matrix", goal, f"no workload class this window{seen}",
                            matrix=m.path, rule=choice.rule.describe())
         cell = m.lookup(goal, wclass)
         if cell is None:  # config validation maps goals only to matrices that have them
@@ -63,6 +65,8 @@ class MatrixVerdicts:
         kind = "" if cell.source.kind == "measured" else f", {cell.source.kind}"
         held = f" ({' and '.join(wclass.held)} kept from the previous window: the ratio is " \
             "within the boundary band)" if wclass.held else ""
+        if wclass.kept:
+            held = f" (kept from the previous window: {wclass.kept})"
         return Verdict(
             cell.policy, "matrix", goal,
             f"class {wclass.key()}{held} -> {cell.policy} ({m.name} goal {goal} cell {cell.key}; "

@@ -150,6 +150,12 @@ class _DeviceFamilies:
                                            labels=dev)
         self.procs = GaugeMetricFamily("ioaz_window_processes", "Processes that submitted "
                                        "I/O in the last window", labels=dev)
+        self.threads = GaugeMetricFamily("ioaz_window_threads", "Threads that submitted I/O "
+                                         "in the last window (the submitters the class "
+                                         "counts)", labels=dev)
+        self.kept = GaugeMetricFamily("ioaz_window_class_kept", "1 when the last window had "
+                                      "too few sampled bios to judge and kept the previous "
+                                      "class", labels=dev)
         self.depth = GaugeMetricFamily("ioaz_window_queue_depth", "Mean requests in the block "
                                        "layer (scheduler queue and device) in the last "
                                        "window", labels=dev)
@@ -222,7 +228,8 @@ class _DeviceFamilies:
         self.bps.add_metric([n, "read"], float(f.read_bytes_per_s))
         self.bps.add_metric([n, "write"], float(f.write_bytes_per_s))
         for fam, v in ((self.read_ratio, f.read_ratio), (self.seq_ratio, f.seq_ratio),
-                       (self.procs, f.processes), (self.depth, f.avg_depth),
+                       (self.procs, f.processes), (self.threads, f.threads),
+                       (self.depth, f.avg_depth),
                        (self.size, f.mean_size_bytes), (self.merge, f.merge_ratio)):
             if v is not None:   # not measurable by this source: no sample rather than a lie
                 fam.add_metric([n], float(v))
@@ -232,6 +239,7 @@ class _DeviceFamilies:
         c = f.workload_class
         if c is not None:
             self.wclass.add_metric([n, str(c), c.processes, c.pattern, c.mode, c.depth], {})
+            self.kept.add_metric([n], 1.0 if c.kept else 0.0)
 
     def _histograms(self, n: str, snap: Any) -> None:
         lat = log2_buckets(snap.lat_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
@@ -245,7 +253,8 @@ class _DeviceFamilies:
 
     def all(self) -> list[Metric]:
         return [self.scheduler, self.policy, self.state, self.wclass, self.iops, self.bps,
-                self.read_ratio, self.seq_ratio, self.procs, self.depth, self.size, self.merge,
+                self.read_ratio, self.seq_ratio, self.procs, self.threads, self.kept,
+                self.depth, self.size, self.merge,
                 self.lat_q, self.lat_hist, self.svc_hist, self.size_hist, self.switches,
                 self.trials,
                 self.stall_last, self.stall_max, self.age, self.errors]

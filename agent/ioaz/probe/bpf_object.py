@@ -39,7 +39,6 @@ class _BtfVarSecinfo(ctypes.Structure):
 TRACEPOINT_ARGS = {
     "nargs_bio_queue": "block_bio_queue",
     "nargs_bio_merge": "block_bio_backmerge",
-    "nargs_rq_issue": "block_rq_issue",
     "nargs_rq_merge": "block_rq_merge",
 }
 

@@ -15,9 +15,9 @@ from .layout import (
     DEV_STATS_U64,
     DEV_VALUE_SIZE,
     DEV_VALUE_U64,
+    PROC_ID,
     PROC_KEY_SIZE,
     PROC_PENDING,
-    PROC_TGID,
     PROC_VAL_SIZE,
     dev_t_split,
     split_dev_stats,
@@ -48,7 +48,7 @@ class BpfSource:
 
     name = "bpf"
 
-    def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 64,
+    def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 0,
                  sample: SamplePlan | None = None, diskstats_path: str = "/proc/diskstats",
                  sysfs: BlockSysfs | None = None):
         """sample: attach the bio-side programs for part of each period only (sampler.py);
@@ -67,8 +67,8 @@ class BpfSource:
         self.sampler: Sampler | None = None
         self._fds: dict[str, int] = {}
         self._ncpu = 0
-        # (dev, tgid) -> the highest count returned: see read().
-        self._proc_seen: dict[tuple[int, int], int] = {}
+        # (dev, tgid, tid) -> the highest count returned: see read().
+        self._proc_seen: dict[tuple[int, int, int], int] = {}
 
     def open(self) -> BpfSource:
         if self.plan:
@@ -189,52 +189,56 @@ class BpfSource:
         return with_exact_counts(snap, exact, wanted)
 
 
-ProcSeen = dict[tuple[int, int], int]
+ProcSeen = dict[tuple[int, int, int], int]
 
 
 def parse_maps(stats: list[tuple[bytes, bytes]], procs: list[tuple[bytes, bytes]], ncpu: int,
                now_ns: int, proc_seen: ProcSeen) -> tuple[dict[int, DeviceSnapshot], ProcSeen]:
     """Snapshots by dev_t from raw dev_stats and procs entries (per-CPU values).
 
-    Counters are summed over CPUs; a CPU's pending bios (proc_tgid, proc_pending) are added to
-    that process's count from `procs`. `proc_seen` holds the counts returned last time: a count
-    never goes back (a flush between the two map reads makes one read short). The returned
-    map holds only what is still there, so it does not grow with every process ever seen.
+    Counters are summed over CPUs; a CPU's pending bios (proc_id = tgid << 32 | tid,
+    proc_pending) are added to that thread's count from `procs`. Each snapshot gets the bios
+    per thread (`threads`) and per process (`procs`, the sum of its threads). `proc_seen` holds
+    the counts returned last time: a count never goes back (a flush between the two map reads
+    makes one read short). The returned map holds only what is still there, so it does not
+    grow with every thread ever seen.
     """
     by_dev: dict[int, DeviceSnapshot] = {}
-    proc_counts: dict[int, dict[int, int]] = {}
+    counts: dict[int, dict[tuple[int, int], int]] = {}   # dev -> (tgid, tid) -> bios
     for k, v in stats:
         dev = int.from_bytes(k, "little")
         flat = memoryview(v).cast("Q")
         summed = [0] * DEV_STATS_U64
-        pending = proc_counts.setdefault(dev, {})
+        pending = counts.setdefault(dev, {})
         for cpu in range(ncpu):
             base = cpu * DEV_VALUE_U64
             for i in range(DEV_STATS_U64):
                 summed[i] += flat[base + i]
             n = flat[base + PROC_PENDING]
             if n:
-                tgid = flat[base + PROC_TGID]
-                pending[tgid] = pending.get(tgid, 0) + n
+                pid_tgid = flat[base + PROC_ID]
+                key = (pid_tgid >> 32, pid_tgid & 0xFFFFFFFF)
+                pending[key] = pending.get(key, 0) + n
         f = split_dev_stats(summed)
         major, minor = dev_t_split(dev)
         by_dev[dev] = DeviceSnapshot(name="", major=major, minor=minor, t_ns=now_ns,
-                                     source="bpf", procs={}, **f)  # type: ignore[arg-type]
+                                     source="bpf", procs={}, threads={},
+                                     **f)  # type: ignore[arg-type]
     for k, v in procs:
         dev = int.from_bytes(k[0:4], "little")
-        tgid = int.from_bytes(k[4:8], "little")
-        counts = proc_counts.setdefault(dev, {})
-        counts[tgid] = counts.get(tgid, 0) + sum(memoryview(v).cast("Q"))  # u64 per CPU
+        key = (int.from_bytes(k[4:8], "little"), int.from_bytes(k[8:12], "little"))
+        per = counts.setdefault(dev, {})
+        per[key] = per.get(key, 0) + sum(memoryview(v).cast("Q"))  # u64 per CPU
     seen: ProcSeen = {}
-    for dev, counts in proc_counts.items():
+    for dev, per in counts.items():
         snap = by_dev.get(dev)
-        if snap is None or snap.procs is None:
+        if snap is None or snap.procs is None or snap.threads is None:
             continue
-        for tgid, n in counts.items():
-            key = (dev, tgid)
-            n = max(n, proc_seen.get(key, 0))
-            seen[key] = n
-            snap.procs[tgid] = n
+        for (tgid, tid), n in per.items():
+            n = max(n, proc_seen.get((dev, tgid, tid), 0))
+            seen[(dev, tgid, tid)] = n
+            snap.threads[tid] = snap.threads.get(tid, 0) + n
+            snap.procs[tgid] = snap.procs.get(tgid, 0) + n
     return by_dev, seen
 
 
@@ -253,7 +257,7 @@ def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> S
         s = sampled.get(name)
         if s is None:
             s = DeviceSnapshot(name=name, major=disk.major, minor=disk.minor, t_ns=disk.t_ns,
-                               source="bpf", bios=0, bios_seq=0, procs={})
+                               source="bpf", bios=0, bios_seq=0, procs={}, threads={})
         s.hist_bytes = sum(s.completed_bytes)  # of the sampled requests, before replacing
         s.completed = list(disk.completed)
         s.completed_bytes = list(disk.completed_bytes)

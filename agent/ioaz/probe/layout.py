@@ -31,13 +31,13 @@ DEV_STATS_U64 = sum(n for _, n in DEV_STATS_FIELDS)
 
 # struct ioaz_cpu_state: per-CPU working state after the counters; never summed.
 STREAM_HEADS = 64 * 2                 # IOAZ_STREAM_SETS * IOAZ_STREAM_WAYS
-CPU_STATE_U64 = STREAM_HEADS + 3      # stream_end[], clock, proc_tgid, proc_pending
-PROC_TGID = DEV_STATS_U64 + STREAM_HEADS + 1    # u64 offsets within one CPU's value
+CPU_STATE_U64 = STREAM_HEADS + 3      # stream_end[], clock, proc_id, proc_pending
+PROC_ID = DEV_STATS_U64 + STREAM_HEADS + 1      # u64 offsets within one CPU's value
 PROC_PENDING = DEV_STATS_U64 + STREAM_HEADS + 2
 DEV_VALUE_U64 = DEV_STATS_U64 + CPU_STATE_U64
 DEV_VALUE_SIZE = 8 * DEV_VALUE_U64
 
-PROC_KEY_SIZE = 8    # struct ioaz_proc_key {u32 dev; u32 tgid}
+PROC_KEY_SIZE = 16   # struct ioaz_proc_key {u32 dev; u32 tgid; u32 tid; u32 pad}
 PROC_VAL_SIZE = 8    # struct ioaz_proc_val {u64 bios}, one per CPU (LRU_PERCPU_HASH)
 
 

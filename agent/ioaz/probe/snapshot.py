@@ -45,6 +45,9 @@ class DeviceSnapshot:
     # bytes, merges, time in queue) the kernel's exact ones.
     sampled: bool = False
     procs: dict[int, int] | None = None   # tgid -> cumulative bios submitted
+    # tid -> cumulative bios: the submitters the schedulers see apart (a thread has its own
+    # I/O context unless made with CLONE_IO); None where the source cannot tell threads
+    threads: dict[int, int] | None = None
 
     def add(self, other: DeviceSnapshot) -> None:
         """Fold another snapshot (a partition of this disk) into this one."""
@@ -63,11 +66,19 @@ class DeviceSnapshot:
         self.svc_sum_ns += other.svc_sum_ns
         if other.hist_bytes is not None:
             self.hist_bytes = (self.hist_bytes or 0) + other.hist_bytes
-        if other.procs:
-            procs = self.procs if self.procs is not None else {}
-            for tgid, n in other.procs.items():
-                procs[tgid] = procs.get(tgid, 0) + n
-            self.procs = procs
+        self.procs = _add_counts(self.procs, other.procs)
+        self.threads = _add_counts(self.threads, other.threads)
+
+
+def _add_counts(mine: dict[int, int] | None, theirs: dict[int, int] | None
+                ) -> dict[int, int] | None:
+    """Per-id counts of a disk and one of its partitions, added."""
+    if not theirs:
+        return mine
+    out = mine if mine is not None else {}
+    for k, n in theirs.items():
+        out[k] = out.get(k, 0) + n
+    return out
 
 
 Snapshot = dict[str, DeviceSnapshot]

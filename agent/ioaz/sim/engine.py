@@ -29,8 +29,8 @@ from ioaz.sim.workloads import Process, SimProcess, Workload, make_process
 
 Chooser = Callable[[WindowFeatures], str | None]
 
-SEQ_STREAMS = 32         # stream heads remembered, as the probe does (bpf/ioaz.h IOAZ_STREAMS)
-SEQ_TOLERANCE = 64       # sectors, the probe's default seq_tolerance_sectors (bpf/ioaz.bpf.c)
+SEQ_STREAMS = 16         # stream heads remembered, as the probe does (IOAZ_STREAM_AGE)
+SEQ_CONFIRM = 3          # continuations before a stream counts (bpf/ioaz.bpf.c IOAZ_STREAM_CONFIRM)
 HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
 # a process counts if it submitted this share of the window's bios (classify/features.py)
 MIN_PROCESS_SHARE = 0.01
@@ -167,9 +167,10 @@ class Simulator:
         self.sched_time: dict[str, float] = {}
         self.win = _Window()
         self.windows: list[WindowFeatures] = []
-        self.stream_ends = [-(10**12)] * SEQ_STREAMS
-        self.stream_buckets: dict[int, int] = {}   # end // SEQ_TOLERANCE -> stream slot
-        self.stream_next = 0
+        # end sector of a recent stream -> continuations that led to it (up to SEQ_CONFIRM),
+        # oldest first
+        self.stream_heads: dict[int, int] = {}
+        self.own_stream: dict[int, tuple[int, int]] = {}   # pid -> (end, run) of its last bio
         self.hist = LatencyHistogram()
         self.total_requests = 0
         self.total_bytes = 0
@@ -197,32 +198,23 @@ class Simulator:
         pids = w.pids
         pid = rq.pid
         pids[pid] = pids.get(pid, 0) + 1
-        # The probe's seq test: does the bio start within SEQ_TOLERANCE of the end of one of
-        # the last SEQ_STREAMS streams? Stream ends are indexed by end // SEQ_TOLERANCE (one
-        # stream per bucket: two ends that close are one stream for this test), so three dict
-        # lookups replace a scan of every stream; a bio that continues none starts a stream
-        # in the oldest slot.
-        s = rq.sector
-        end = s + rq.nsec
-        b = s // SEQ_TOLERANCE
-        buckets = self.stream_buckets
-        ends = self.stream_ends
-        for bb in (b, b - 1, b + 1):
-            i = buckets.get(bb)
-            if i is not None and -SEQ_TOLERANCE <= s - ends[i] <= SEQ_TOLERANCE:
-                del buckets[bb]
-                ends[i] = end
-                buckets[end // SEQ_TOLERANCE] = i
-                w.seq += 1
-                break
-        else:
-            i = self.stream_next
-            self.stream_next = (i + 1) % SEQ_STREAMS
-            old = ends[i] // SEQ_TOLERANCE
-            if buckets.get(old) == i:
-                del buckets[old]
-            ends[i] = end
-            buckets[end // SEQ_TOLERANCE] = i
+        # The probe's seq test: does the bio start exactly where one of the last SEQ_STREAMS
+        # streams ended, or where the same process's last bio ended? A stream counts once
+        # SEQ_CONFIRM bios have continued it, the ones before then with it, so random bios
+        # packed in a small region that meet a head by chance stay random (bpf/ioaz.bpf.c,
+        # continues_stream).
+        heads = self.stream_heads
+        run = heads.pop(rq.sector, -1)
+        own = self.own_stream.get(pid)
+        if run < 0 and own is not None and own[0] == rq.sector:
+            run = own[1]   # the process's own stream (the probe's task_stream)
+        if run >= 0:
+            w.seq += SEQ_CONFIRM if run == SEQ_CONFIRM - 1 else 1 if run == SEQ_CONFIRM else 0
+        run = min(run + 1, SEQ_CONFIRM)
+        heads[rq.sector + rq.nsec] = run
+        self.own_stream[pid] = (rq.sector + rq.nsec, run)
+        if len(heads) > SEQ_STREAMS:
+            del heads[next(iter(heads))]
         if self.frozen:
             self.blocked.append(rq)
             return
