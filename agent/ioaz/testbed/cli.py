@@ -21,6 +21,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("--results", type=Path, metavar="DIR", help="where fio's JSON and the report go")
     c.add_argument("--order", action="store_true",
                    help="the scheduler-order checks instead (16 random readers, par-read)")
+    c.add_argument("--no-credit", action="store_true",
+                   help="charge the VM path on top of the model's time (no path credit)")
     for name, help_text in (("run", "boot the guest, run CMD as root, power off"),
                             ("shell", "boot the guest with a root shell on this terminal")):
         r = sub.add_parser(name, help=help_text)
@@ -53,10 +55,12 @@ def run(args: argparse.Namespace) -> int:
             from ioaz.testbed import diskcheck
             results = vm.results_dir(args.results)
             if args.order:
-                report = diskcheck.run_order(args.model, args.runtime, results)
+                report = diskcheck.run_order(args.model, args.runtime, results,
+                                             credit=not args.no_credit)
                 print(diskcheck.render_order(report))
             else:
-                report = diskcheck.run(args.model, args.runtime, results)
+                report = diskcheck.run(args.model, args.runtime, results,
+                                       credit=not args.no_credit)
                 print(diskcheck.render(report))
             (results / "check-disk.json").write_text(json.dumps(report, indent=1) + "\n")
             return 0

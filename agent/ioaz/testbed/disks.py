@@ -58,7 +58,8 @@ def parse(spec: str) -> list[DiskSpec]:
     return disks
 
 
-def qemu_args(disks: list[DiskSpec], workdir: Path, stack: ExitStack) -> list[str]:
+def qemu_args(disks: list[DiskSpec], workdir: Path, stack: ExitStack,
+              credit_us: float = 0.0) -> list[str]:
     """qemu options for the disks; what backs them is released when `stack` closes."""
     args: list[str] = []
     for i, d in enumerate(disks):
@@ -74,18 +75,19 @@ def qemu_args(disks: list[DiskSpec], workdir: Path, stack: ExitStack) -> list[st
             drive = (f"if=none,id={node},file={path},format=raw,cache=none,aio=threads,"
                      "file.locking=off")
         else:
-            drive = _model_drive(d, workdir, node, stack)
+            drive = _model_drive(d, workdir, node, stack, credit_us)
         args += ["-drive", drive,
                  "-device", f"ide-hd,drive={node},bus=ahci{ctl}.{port},rotation_rate=7200,"
                             f"serial=IOAZ{i:04d}"]
     return args
 
 
-def _model_drive(d: DiskSpec, workdir: Path, node: str, stack: ExitStack) -> str:
+def _model_drive(d: DiskSpec, workdir: Path, node: str, stack: ExitStack,
+                 credit_us: float) -> str:
     try:
         modeldisk: Any = importlib.import_module("ioaz.testbed.modeldisk")
     except ImportError:
         raise TestbedError("model disks need ioaz.testbed.modeldisk (not built yet)") from None
-    handle = modeldisk.start_model_disk(d.model, workdir, node, d.size_bytes)
+    handle = modeldisk.start_model_disk(d.model, workdir, node, d.size_bytes, credit_us)
     stack.callback(handle.stop)
     return str(handle.qemu_drive(node))

@@ -8,9 +8,12 @@ the order. A FUSE file would need the kernel's FUSE queue and one thread per req
 
 The model is ioaz.sim.devices' own (the same YAML and HDD code as the simulator: seek curve,
 rotation, zones, command-queue reordering, read cache), driven by a real clock: the device's
-completion events become timers. A request is served at "arrival here + the model's time", so
-what the VM path itself costs (qemu's emulation of the AHCI command and the socket) is not charged
-twice; it is measured with the zero model and reported.
+completion events become timers. The VM path (qemu's emulation of the AHCI
+command, the socket, and back) costs time the model already counts as the drive's own command
+overhead and transfer: it is measured with the zero model, and with a path credit C every reply
+leaves C before the model's completion time (never before its request came): the guest, which
+gets it a path later, sees the model's time, and the model sees the guest's next request arrive
+when the previous one completed, as a host with no path in between would send it.
 
     python -m ioaz.testbed.modeldisk --model wd500 --socket S --backing F [--ncq 32] [--stats J]
 """
@@ -83,8 +86,12 @@ class RealTimeDisk:
     object's thread feeds them to the device in time order and fires the device's completion
     events when their time comes; completions go to `complete(rq, modelled_time)`."""
 
-    def __init__(self, device: Device, complete: Callable[[Request, float], None]) -> None:
+    def __init__(self, device: Device, complete: Callable[[Request, float], None],
+                 credit_s: float = 0.0) -> None:
         self.dev = device
+        self.credit = credit_s
+        self.horizon = 0.0           # the model's present: it never takes an arrival before it
+        self.arrived: dict[int, float] = {}   # real arrival of each request in the model
         self.complete = complete
         self.t0 = time.monotonic()
         self.cond = threading.Condition()
@@ -103,7 +110,10 @@ class RealTimeDisk:
 
     def submit(self, rq: Request) -> None:
         with self.cond:
-            rq.submit = self.now()
+            now = self.now()
+            self.arrived[id(rq)] = now
+            # replies leave early by the credit, so the model may already be past `now`
+            rq.submit = max(now, self.horizon)
             self.arrivals.append(rq)
             self.cond.notify()
 
@@ -127,7 +137,9 @@ class RealTimeDisk:
         s.busy_s += t - max(rq.submit, self.last_done)
         s.seek_sectors += abs(rq.sector - self.last_end)
         self.last_end, self.last_done = rq.end, t
-        s.lateness.append(self.now() - t)
+        # how late the reply leaves: after its modelled time less the credit, or after its
+        # arrival if that comes later
+        s.lateness.append(self.now() - max(t - self.credit, self.arrived.pop(id(rq), t)))
         self.complete(rq, t)
 
     def _loop(self) -> None:
@@ -141,18 +153,20 @@ class RealTimeDisk:
                     if self.arrivals and (not self.events or self.arrivals[0].submit
                                           <= self.events[0][0]):
                         rq = self.arrivals.pop(0)
+                        self.horizon = max(self.horizon, rq.submit)
                         self.dev.submit(rq, rq.submit)
                         continue
-                    if self.events and self.events[0][0] <= now:
+                    if self.events and self.events[0][0] - self.credit <= now:
                         t, _, fn, arg = heapq.heappop(self.events)
+                        self.horizon = max(self.horizon, t)
                         fn(t, arg)
                         continue
                     if not self.events:
                         self.cond.wait()
                         continue
-                    wait = self.events[0][0] - now
+                    deadline = self.events[0][0] - self.credit
+                    wait = deadline - now
                     if wait <= SPIN_S:
-                        deadline = self.events[0][0]
                         break
                     self.cond.wait(wait - SPIN_S)
             # spin to the deadline without the lock (arrivals may come in meanwhile), yielding
@@ -167,7 +181,7 @@ class Server:
     order, when the model says the request is done."""
 
     def __init__(self, model: str, sock_path: Path, backing: Path, size_bytes: int | None,
-                 ncq: int = DEFAULT_NCQ) -> None:
+                 ncq: int = DEFAULT_NCQ, credit_s: float = 0.0) -> None:
         self.device = make_device(model, ncq, size_bytes)
         capacity = self.device.capacity_sectors * SECTOR
         self.size = min(size_bytes, capacity) if size_bytes else capacity
@@ -182,7 +196,7 @@ class Server:
         self.listener.bind(str(sock_path))
         self.listener.listen(4)
         self.outbox: queue.Queue[tuple[Request, float] | None] = queue.Queue()
-        self.disk = RealTimeDisk(self.device, lambda rq, t: self.outbox.put((rq, t)))
+        self.disk = RealTimeDisk(self.device, lambda rq, t: self.outbox.put((rq, t)), credit_s)
         self.started = time.monotonic()
 
     def serve_forever(self) -> None:
@@ -243,8 +257,8 @@ class Server:
         with self.disk.cond:
             s = self.disk.stats.summary(self.device.capacity_sectors,
                                         time.monotonic() - self.started)
-        return {"model": self.model, "size_bytes": self.size,
-                "ncq": self.device.queue_depth, **s}
+        return {"model": self.model, "size_bytes": self.size, "ncq": self.device.queue_depth,
+                "path_credit_us": round(self.disk.credit * 1e6, 1), **s}
 
     def close(self) -> None:
         self.disk.stop()
@@ -260,7 +274,7 @@ class ModelDiskHandle:
     """A model disk served by its own process (its timers do not share a GIL with the caller)."""
 
     def __init__(self, model: str, workdir: Path, name: str, size_bytes: int | None,
-                 ncq: int = DEFAULT_NCQ) -> None:
+                 ncq: int = DEFAULT_NCQ, credit_us: float = 0.0) -> None:
         self.rundir = Path(tempfile.mkdtemp(prefix="ioaz-md-"))   # short: a socket path's limit
         self.sock = self.rundir / "nbd.sock"
         self.stats_path = Path(workdir) / f"{name}-{model}-stats.json"
@@ -269,7 +283,8 @@ class ModelDiskHandle:
         self.backing = disks_dir / f"{name}-{os.getpid()}.raw"
         cmd = [sys.executable, "-m", "ioaz.testbed.modeldisk", "--model", model,
                "--socket", str(self.sock), "--backing", str(self.backing),
-               "--stats", str(self.stats_path), "--ncq", str(ncq)]
+               "--stats", str(self.stats_path), "--ncq", str(ncq),
+               "--path-credit-us", str(credit_us)]
         if size_bytes:
             cmd += ["--size", str(size_bytes)]
         self.log = Path(workdir) / f"{name}-modeldisk.log"
@@ -307,10 +322,10 @@ class ModelDiskHandle:
             return {}
 
 
-def start_model_disk(model: str, workdir: Path, name: str,
-                     size_bytes: int | None) -> ModelDiskHandle:
+def start_model_disk(model: str, workdir: Path, name: str, size_bytes: int | None,
+                     credit_us: float = 0.0) -> ModelDiskHandle:
     make_device(model, DEFAULT_NCQ, size_bytes)    # an unknown model fails here, with the list
-    return ModelDiskHandle(model, workdir, name, size_bytes)
+    return ModelDiskHandle(model, workdir, name, size_bytes, credit_us=credit_us)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -323,11 +338,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ncq", type=int, default=DEFAULT_NCQ,
                    help="commands the drive holds and reorders (default 32)")
     p.add_argument("--stats", type=Path, help="write the statistics here as JSON on SIGTERM")
+    p.add_argument("--path-credit-us", type=float, default=0.0, metavar="US",
+                   help="the VM path's cost per request, taken off the model's time (default 0)")
     a = p.parse_args(argv)
     try:
         if len(str(a.socket)) > 107:
             raise TestbedError(f"--socket {a.socket}: a unix socket path has at most 107 bytes")
-        server = Server(a.model, a.socket, a.backing, a.size, a.ncq)
+        if not 0 <= a.path_credit_us <= 100_000:
+            raise TestbedError(f"--path-credit-us {a.path_credit_us}: expected 0..100000")
+        server = Server(a.model, a.socket, a.backing, a.size, a.ncq, a.path_credit_us / 1e6)
     except (TestbedError, OSError, ValueError) as e:
         print(f"modeldisk: {e}", file=sys.stderr)
         return 2

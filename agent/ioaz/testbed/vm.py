@@ -34,6 +34,7 @@ class Options:
     results: Path | None = None                # default: a fresh build/testbed/runs/<time> dir
     metrics_port: int = 0                      # host port (127.0.0.1) for the guest's metrics
     append: str = ""                           # more kernel command line
+    path_credit_us: float = 0.0                # model disks: the VM path's cost, not charged
 
 
 @dataclass
@@ -123,7 +124,8 @@ def run(cmd: Sequence[str], opts: Options, echo: bool = False) -> Result:
     t0 = time.monotonic()
     with ExitStack() as stack:
         qemu = qemu_command(img, opts, results, True,
-                            disks_mod.qemu_args(opts.disks, results, stack))
+                            disks_mod.qemu_args(opts.disks, results, stack,
+                                                 opts.path_credit_us))
         with open(console, "wb") as con:
             proc = subprocess.Popen(qemu, stdin=subprocess.DEVNULL, stdout=con,
                                     stderr=subprocess.STDOUT, start_new_session=True)
@@ -161,7 +163,8 @@ def shell(opts: Options) -> int:
     results = results_dir(opts.results)
     with ExitStack() as stack:
         qemu = qemu_command(img, opts, results, False,
-                            disks_mod.qemu_args(opts.disks, results, stack))
+                            disks_mod.qemu_args(opts.disks, results, stack,
+                                                 opts.path_credit_us))
         print(f"results share: {results} (/mnt/results in the guest); quit with Ctrl-A X")
         return subprocess.call(qemu)
 
