@@ -16,7 +16,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from ioaz.testbed import disks, image, vm
 from ioaz.testbed.errors import TestbedError
 
