@@ -72,6 +72,7 @@ test-kmod: deps
 testbed: deps bpf
 	$(VENV)/bin/ioaz-lab testbed build
 	$(MAKE) -C kmod KDIR=$$(ls -d /usr/src/linux-headers-6.12.*-amd64 | grep -v -e -rt- -e -cloud- | sort -V | tail -1)
+	$(MAKE) -C kmod KDIR=/usr/src/linux-headers-6.1.0-56-amd64
 
 bench: deps bpf
 	$(VENV)/bin/ioaz-lab bench probe && $(VENV)/bin/ioaz-lab bench daemon && \
