@@ -54,9 +54,9 @@ mark started "$(systemctl is-active ioazd)"
 PID=$(systemctl show -p MainPID --value ioazd)
 
 # One sequential reader, then eight random readers (IOAZ Table 3, goal mean: fcfs, then
-# anticipatory, realised as ioaz's fifo and bfq).
+# anticipatory, realised as none and bfq).
 fio_bg --rw=read --bs=128k --numjobs=1
-wait_for 20 is_active fifo
+wait_for 20 is_active none
 mark after_sequential "$(active)"
 fio_stop
 fio_bg --rw=randread --bs=4k --numjobs=8

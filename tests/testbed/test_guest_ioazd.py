@@ -93,9 +93,9 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image, tmp_path: Path) -> 
     assert {"fifo", "vr", "stream", "mq-deadline"} <= set(m["elevators"].split(",")), m
     assert m["install"] == "0", (tmp_path / "install.log").read_text()[-2000:]
     assert m["started"] == "active" and m["probe_source"] == "bpf", m
-    # the workload change is followed: ioaz's own fifo for one sequential reader, bfq for eight
-    # random readers (IOAZ Table 3, goal mean)
-    assert m["after_sequential"] == "fifo", journal[-3000:]
+    # the workload change is followed: none (fcfs: IOAZ's noop) for one sequential reader,
+    # bfq for eight random readers (IOAZ Table 3, goal mean)
+    assert m["after_sequential"] == "none", journal[-3000:]
     assert m["after_random"] == "bfq", journal[-3000:]
     assert m["reloaded"] == "active same-pid" and '"event": "reload"' in journal, journal[-2000:]
     assert m["after_kill"] == "active new-pid", m

@@ -319,13 +319,13 @@ def test_decision_carries_its_why() -> None:
     assert as_json["verdict"]["cell"] == RND8 and as_json["state"]["mode"] == "auto"
 
 
-def test_switch_resolves_with_fallback_and_says_why() -> None:
-    state = initial_state(HDD, available=("mq-deadline", "kyber", "bfq", "none"))
+def test_switch_resolves_and_says_how() -> None:
+    state = initial_state(HDD, available=("mq-deadline", "kyber", "bfq", "none", "fifo"))
     d = switches(run([SEQ1] * 3, QUICK, state=state))[0]
     assert d.policy == "fcfs"
+    # fcfs is noop's successor (it merges), not the strict fifo module, even when loaded
     assert d.resolution is not None and d.resolution.scheduler == "none"
-    assert d.resolution.fell_back and "fifo not offered" in d.resolution.reason
-    assert "fifo not offered" in d.text
+    assert not d.resolution.fell_back and "fcfs -> none (first choice)" in d.resolution.reason
 
 
 def test_goal_per_device_from_config_and_from_the_administrator() -> None:

@@ -70,8 +70,10 @@ WITH_MODULES = HOST + ["fifo", "vr", "stream"]
 
 
 @pytest.mark.parametrize("policy,available,scheduler,knobs,fell_back", [
-    ("fcfs", WITH_MODULES, "fifo", {}, False),
-    ("fcfs", HOST, "none", {}, True),
+    # IOAZ's FCFS was 2.6's noop, which merged: none, even where our strict fifo is loaded
+    ("fcfs", WITH_MODULES, "none", {}, False),
+    ("fcfs", HOST, "none", {}, False),
+    ("fifo", WITH_MODULES, "fifo", {}, False),
     ("anticipatory", HOST, "bfq", {"slice_idle": 8}, False),
     ("deadline", HOST, "mq-deadline", {}, False),
     ("cfq", HOST, "bfq", {}, False),

@@ -66,7 +66,7 @@ def test_unknown_policy(tmp_path: Path) -> None:
     p, text = broken(tmp_path, "8/sequential/write: deadline", "8/sequential/write: deadlne")
     [msg] = errors_of(p)
     assert msg.startswith(f"{p}:{line_of(text, 'deadlne')}: ")
-    assert "unknown policy (got string 'deadlne', expected one of fcfs, deadline" in msg
+    assert "unknown policy (got string 'deadlne', expected one of fcfs, fifo, deadline" in msg
 
 
 def test_unknown_goal(tmp_path: Path) -> None:

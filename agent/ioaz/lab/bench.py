@@ -32,7 +32,9 @@ def suite(name: str):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("suite", choices=sorted(SUITES), help="which benchmark to run")
-    p.add_argument("--rounds", type=int, default=5, help="alternations with/without (probe)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="probe: alternations with/without (default 5); testbed: rounds of "
+                        "every contender (default 3)")
     p.add_argument("--seconds", type=float, default=4.0, help="length of each fio run")
     p.add_argument("--sample", type=float, default=None, metavar="FRACTION",
                    help="probe/daemon: the probe's sampled fraction of each second (default: "
@@ -50,6 +52,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", action="append", default=None, metavar="PART",
                    help="report: run only this part (ioaz, carroll, xujiang, adaptive, speed, "
                         "real); repeat for more")
+    from ioaz.testbed.bench_cli import add_arguments as testbed_arguments
+    testbed_arguments(p)
 
 
 class Loops:
@@ -152,6 +156,7 @@ def bench_probe(args: argparse.Namespace) -> dict:
     from ..probe.sampler import completed_requests
 
     result: dict = {}
+    args.rounds = args.rounds or 5
     with Loops(1, 1024) as (dev,):
         _fio_iops(dev, 1.0)  # warm the backing file's pages
         per_prog: dict[str, list[int]] = {}
@@ -291,7 +296,7 @@ def bench_daemon(args: argparse.Namespace) -> dict:
 @suite("stall")
 def bench_stall(args: argparse.Namespace) -> dict:
     from ..actuate import bench as stall
-    code = stall.main(["--rounds", str(args.rounds)] + (["--json"] if args.json else []))
+    code = stall.main(["--rounds", str(args.rounds or 5)] + (["--json"] if args.json else []))
     return {"exit": code}
 
 
@@ -337,6 +342,12 @@ def _print_probe(r: dict) -> None:
           f"max {a['max_ms']:.2f} ms")
 
 
+@suite("testbed")
+def bench_testbed(args: argparse.Namespace) -> dict:
+    from ioaz.testbed.bench_cli import run_bench
+    return run_bench(args)
+
+
 @suite("report")
 def bench_report(args: argparse.Namespace) -> dict:
     from .report_suites import run_report
@@ -358,7 +369,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.json:
         print(json.dumps(r, indent=2, default=str))
-    elif args.suite == "report":
+    elif args.suite in ("report", "testbed"):
         print("\n".join(r["summary"]))
         print(f"report: {r['report']}")
     elif args.suite == "probe":

@@ -23,6 +23,7 @@ from typing import Any
 from ioaz.actuate import Actuator, Realisation, StateStore, recover
 from ioaz.lab.report import Report, figure
 from ioaz.sysblock import BlockSysfs
+from ioaz.testbed.measure import bins_percentile
 
 QUEUE_KNOBS = ("scheduler", "nr_requests", "read_ahead_kb", "nomerges", "rq_affinity",
                "max_sectors_kb")
@@ -59,18 +60,6 @@ def fio_job(dev: str, phase_s: float) -> str:
     return common + body
 
 
-def _percentile(bins: dict[int, int], q: float) -> float | None:
-    n = sum(bins.values())
-    if not n:
-        return None
-    rank, seen = q * n, 0
-    for lat in sorted(bins):
-        seen += bins[lat]
-        if seen >= rank:
-            return lat / 1e9
-    return None
-
-
 def run_fio(dev: str, phase_s: float, during: Any = None) -> dict[str, Any]:
     """fio's json+ output: per phase MB/s and p99 completion latency; over the run the total
     MB/s and the p99 from the merged latency bins (exact to fio's bin width)."""
@@ -103,14 +92,14 @@ def run_fio(dev: str, phase_s: float, during: Any = None) -> dict[str, Any]:
         # group_reporting sums the jobs' runtimes; the phase took phase_s of wall time
         wall = phase_s
         phases.append({"phase": job_r["jobname"], "mb_s": nbytes / wall / 1e6,
-                       "p99_ms": (_percentile(bins, 0.99) or 0) * 1e3,
+                       "p99_ms": (bins_percentile(bins, 0.99) or 0) / 1e6,
                        "job_runtime_s": secs})
         for k, v in bins.items():
             all_bins[k] = all_bins.get(k, 0) + v
         total_bytes += nbytes
         total_s += wall
     return {"phases": phases, "mb_s": total_bytes / total_s / 1e6,
-            "p99_ms": (_percentile(all_bins, 0.99) or 0) * 1e3}
+            "p99_ms": (bins_percentile(all_bins, 0.99) or 0) / 1e6}
 
 
 def _mean_runs(rs: list[dict[str, Any]]) -> dict[str, Any]:

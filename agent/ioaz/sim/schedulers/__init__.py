@@ -13,10 +13,11 @@ from ioaz.sim.schedulers.stream import Stream
 from ioaz.sim.schedulers.vr import VR
 
 # name -> (class, preset tunables). sstf and scan are V(R) at its two ends (Carroll 3.2);
-# fcfs is the IOAZ papers' name for fifo, as is "none" for today's no-op scheduler.
+# fcfs is the IOAZ paper's name for Linux 2.6's noop (it merged), as is "none" for today's;
+# fifo is Carroll's strict FIFO, which never merges.
 SCHEDULERS: dict[str, tuple[type[Scheduler], dict[str, Any]]] = {
     "fifo": (Fifo, {}),
-    "fcfs": (Fifo, {}),
+    "fcfs": (Noop, {}),
     "noop": (Noop, {}),
     "none": (Noop, {}),
     "deadline": (Deadline, {}),

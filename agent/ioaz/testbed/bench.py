@@ -1,0 +1,160 @@
+"""`ioaz-lab bench testbed`: ioazd against every static scheduler on model hard disks in the
+testbed guest, with real programs, on the real kernel; a Markdown report with plots.
+
+One boot runs everything (guest_bench.py): the workloads of workloads.py, each under every
+contender, for a number of rounds with the order of the contenders changed every round. The
+kernel's default (mq-deadline on a SATA disk), the bfq-for-rotational rule (Fedora, openSUSE) and
+kyber-everywhere (CachyOS) are static contenders here, each the same as its scheduler's row: on
+a single rotating disk the rules have nothing else to choose.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ioaz.testbed import diskcheck, disks, measure, vm
+from ioaz.testbed.errors import TestbedError
+from ioaz.testbed.workloads import BY_NAME, Workload
+
+REPO = Path(__file__).resolve().parents[3]
+STATIC = ("none", "mq-deadline", "bfq", "kyber", "fifo", "vr", "stream")
+RULES = {"kernel default": "mq-deadline", "bfq rule": "bfq", "kyber everywhere": "kyber"}
+GOALS = ("min", "max", "mean", "throughput", "latency")   # daemon config's decide.goal
+GUEST_STATE = "/run/ioaz-bench/ioazd"
+
+
+@dataclass
+class Plan:
+    workloads: list[Workload]
+    contenders: list[str] = field(default_factory=lambda: [*STATIC, "ioazd"])
+    rounds: int = 3
+    runtime_s: float = 20.0
+    phase_s: float = 20.0
+    model: str = "wd500"
+    kernel: str = "6.12"
+    queue_depth: int | None = None       # None: the kernel's (32 on AHCI)
+    path_credit_us: float | None = None  # None: measured in a first boot
+
+    def seconds(self) -> float:
+        """A rough length of the guest's part, for the timeout and for the operator."""
+        per = sum(4 * self.phase_s if w.phases else
+                  (30.0 if w.parser == "dd" else self.runtime_s) for w in self.workloads)
+        return self.rounds * len(self.contenders) * (per + 12 * len(self.workloads))
+
+
+def ioazd_config(goal: str | None) -> dict[str, Any]:
+    """The shipped config (deploy/ioaz.yaml), with the guest's paths and disks."""
+    cfg = yaml.safe_load((REPO / "deploy" / "ioaz.yaml").read_text())
+    cfg.update(devices={"include": ["sd*"], "exclude": []}, probe="bpf",
+               state_dir=GUEST_STATE, socket=f"{GUEST_STATE}/ioaz.sock",
+               metrics={"listen": None},
+               thresholds="/mnt/ioaz/decision_matrices/thresholds.yaml")
+    cfg["decide"]["matrix_dir"] = "/mnt/ioaz/decision_matrices"
+    if goal:
+        cfg["decide"]["goal"] = goal
+    return cfg
+
+
+def contender_configs(contenders: list[str]) -> dict[str, Any]:
+    out = {}
+    for c in contenders:
+        if c == "ioazd":
+            out[c] = ioazd_config(None)
+        elif c.startswith("ioazd-"):
+            out[c] = ioazd_config(c.removeprefix("ioazd-"))
+    return out
+
+
+def run(plan: Plan, out: Path, echo: bool = False) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "guest"
+    results.mkdir(exist_ok=True)
+    credit = plan.path_credit_us
+    path = None
+    if credit is None:
+        path = diskcheck.measure_path(10.0, out / "path")
+        credit = path["depth1_4k_us"]
+    (results / "plan.json").write_text(json.dumps({
+        "workloads": [w.name for w in plan.workloads], "contenders": plan.contenders,
+        "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
+        "queue_depth": plan.queue_depth, "ioazd": contender_configs(plan.contenders)}, indent=1))
+    started = time.time()
+    res = vm.run(["python3 -m ioaz.testbed.guest_bench /mnt/results/plan.json"],
+                 vm.Options(kernel=plan.kernel, memory_mb=2048,
+                            disks=disks.parse(f"model:{plan.model},model:{plan.model}"),
+                            results=results, timeout_s=plan.seconds() * 2 + 1200,
+                            path_credit_us=credit), echo=echo)
+    meta = {"model": plan.model, "kernel": plan.kernel, "rounds": plan.rounds,
+            "runtime_s": plan.runtime_s, "phase_s": plan.phase_s, "path": path,
+            "path_credit_us": credit, "rc": res.rc, "boot_s": res.boot_s,
+            "wall_s": round(time.time() - started), "started": time.strftime(
+                "%Y-%m-%d %H:%M UTC", time.gmtime(started))}
+    (out / "meta.json").write_text(json.dumps(meta, indent=1))
+    if res.rc != 0:
+        tail = res.output[-3000:]
+        raise TestbedError(f"the guest's bench failed (exit {res.rc}); console log "
+                           f"{res.console}; what finished is in {results}/runs.jsonl:\n{tail}")
+    return meta
+
+
+# ------------------------------------------------------------------------- reading back
+
+def load_meta(out: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((out / "meta.json").read_text()))
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{out}/meta.json: not a testbed bench's results ({e})") from e
+
+
+def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """workload -> contender -> the rounds' measurements (in round order)."""
+    guest = json.loads((results / "guest.json").read_text())
+    table: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    for text in (results / "runs.jsonl").read_text().splitlines():
+        line = json.loads(text)
+        w = BY_NAME[line["workload"]]
+        row: dict[str, Any] = {"round": line["round"], "rc": line["rc"],
+                               "wall_s": line["wall_s"]}
+        if line["rc"] == 0:
+            disk = guest["raw"] if w.disk == "raw" else guest["fs"]
+            m = measure.run(results / "raw", line, w.parser, disk, bool(w.phases))
+            row.update(mb_s=m.mb_s, p99_ms=m.p99_ms, disk_mb_s=m.disk_mb_s, phases=m.phases)
+        else:
+            row["error"] = line["stderr"]
+        if line["contender"].startswith("ioazd"):
+            row["timeline"] = timeline(results / "raw" / line["out"].replace(
+                ".out", ".ioazd.log"), guest["raw"] if w.disk == "raw" else guest["fs"])
+        table[w.name][line["contender"]].append(row)
+    return {w: dict(c) for w, c in table.items()}
+
+
+def timeline(log: Path, device: str) -> list[dict[str, Any]]:
+    """ioazd's switches on DEVICE, seconds from the workload's start."""
+    events: list[dict[str, Any]] = []
+    t_start = 0.0
+    if not log.exists():
+        return events
+    for raw_line in log.read_text(errors="replace").splitlines():
+        t_text, _, rest = raw_line.partition(" ")
+        if "@@ workload start" in rest:
+            t_start = float(t_text)
+            continue
+        i = rest.find("{")
+        if i < 0:
+            continue
+        try:
+            ev = json.loads(rest[i:])
+        except ValueError:
+            continue
+        if ev.get("device") == device and ev.get("event") in ("switch", "policy_change",
+                                                               "switch_failed"):
+            events.append({"t": round(float(t_text) - t_start, 1), "event": ev["event"],
+                           "to": ev.get("to"), "policy": ev.get("policy"),
+                           "reason": ev.get("reason")})
+    return events

@@ -1,0 +1,70 @@
+"""The options of `ioaz-lab bench testbed` and its run: boot, measure, report."""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from ioaz.testbed import bench, workloads
+from ioaz.testbed.errors import TestbedError
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("testbed (ioazd against static schedulers in the guest)")
+    g.add_argument("--workloads", default="all",
+                   help="comma list of " + ", ".join(workloads.BY_NAME) + " (default: all)")
+    g.add_argument("--contenders", default=",".join([*bench.STATIC, "ioazd"]),
+                   help="static schedulers, ioazd (the shipped config) and ioazd-GOAL "
+                        "(default: %(default)s)")
+    g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
+    g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
+    g.add_argument("--runtime", type=int, default=20, help="seconds of a timed run")
+    g.add_argument("--phase", type=int, default=20, help="seconds of a mix's phase")
+    g.add_argument("--path-credit-us", type=float, default=None,
+                   help="the VM path's cost per request (default: measured in a first boot)")
+    g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
+                   help="write the report from an earlier run's DIR/guest, booting nothing")
+
+
+def plan_from(args: argparse.Namespace) -> bench.Plan:
+    cs = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    bad = [c for c in cs if c not in bench.STATIC and c != "ioazd"
+           and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)]
+    if bad:
+        raise ValueError(f"--contenders: unknown {', '.join(bad)}; use "
+                         f"{', '.join(bench.STATIC)}, ioazd, ioazd-GOAL "
+                         f"(GOAL: {', '.join(bench.GOALS)})")
+    rounds = args.rounds or 3
+    if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
+        raise ValueError("--rounds, --runtime and --phase must be positive")
+    return bench.Plan(workloads=workloads.select(args.workloads), contenders=cs,
+                      rounds=rounds, runtime_s=args.runtime, phase_s=args.phase,
+                      model=args.model, kernel=args.kernel,
+                      path_credit_us=args.path_credit_us)
+
+
+def run_bench(args: argparse.Namespace) -> dict[str, Any]:
+    from ioaz.lab.report import Report
+    from ioaz.testbed import bench_report
+
+    if args.from_results:
+        out = Path(args.from_results)
+        meta = bench.load_meta(out)
+    else:
+        plan = plan_from(args)
+        out = Path(args.out) / f"testbed-{time.strftime('%Y%m%d-%H%M%S')}"
+        print(f"testbed bench: {len(plan.workloads)} workloads x {len(plan.contenders)} "
+              f"contenders x {plan.rounds} rounds, about {plan.seconds() / 60:.0f} min; "
+              f"results in {out}", flush=True)
+        try:
+            meta = bench.run(plan, out)
+        except TestbedError as e:
+            raise ValueError(str(e)) from e
+    table = bench.collect(out / "guest")
+    analysis = bench_report.analyse(table)
+    rep = Report(out, f"ioazd against static schedulers on {meta['model']} model disks, "
+                      f"kernel {meta['kernel']} (testbed)")
+    bench_report.write(rep, analysis, meta)
+    md = rep.write()
+    return {"summary": rep.summary, "report": str(md)}

@@ -1,0 +1,249 @@
+"""The report of `ioaz-lab bench testbed`: tables, targets and plots from collect()'s numbers.
+
+Ratios are paired by round (a contender against the best static scheduler of the same round and
+workload, run minutes apart), so the drift of this shared host between rounds cancels; intervals
+are 95% t-intervals over the rounds.
+"""
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from ioaz.lab.report import Report, figure
+from ioaz.testbed import measure
+from ioaz.testbed.bench import RULES, STATIC
+from ioaz.testbed.workloads import BY_NAME
+
+Table = dict[str, dict[str, list[dict[str, Any]]]]
+
+
+def values(rows: list[dict[str, Any]], key: str) -> list[float]:
+    return [r[key] for r in rows if r.get(key) is not None]
+
+
+def by_round(rows: list[dict[str, Any]], key: str) -> dict[int, float]:
+    return {r["round"]: r[key] for r in rows if r.get(key) is not None}
+
+
+def paired(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str) -> measure.Summary:
+    ra, rb = by_round(a, key), by_round(b, key)
+    common = sorted(set(ra) & set(rb))
+    return measure.ratio_ci([ra[k] for k in common], [rb[k] for k in common])
+
+
+def best_static(runs: dict[str, list[dict[str, Any]]]) -> str | None:
+    st = {c: statistics.fmean(values(rs, "mb_s")) for c, rs in runs.items()
+          if c in STATIC and values(rs, "mb_s")}
+    return max(st, key=lambda c: st[c]) if st else None
+
+
+def oracle(runs: dict[str, list[dict[str, Any]]], phases: tuple[str, ...]
+           ) -> tuple[dict[int, float], dict[str, str]]:
+    """The per-phase oracle of a mix, per round: each phase under the static scheduler that was
+    best on that phase (over all rounds), no cost to switch. Returns round -> MB/s, choices."""
+    choice = {}
+    for p in phases:
+        per = {c: statistics.fmean([r["phases"][p] for r in rs if r.get("phases")])
+               for c, rs in runs.items() if c in STATIC and any(r.get("phases") for r in rs)}
+        choice[p] = max(per, key=lambda c: per[c])
+    rounds: dict[int, float] = {}
+    for rnd in sorted({r["round"] for rs in runs.values() for r in rs}):
+        got = []
+        for p in phases:
+            rows = [r for r in runs[choice[p]] if r["round"] == rnd and r.get("phases")]
+            if rows:
+                got.append(rows[0]["phases"][p])
+        if len(got) == len(phases):
+            rounds[rnd] = statistics.fmean(got)
+    return rounds, choice
+
+
+def analyse(table: Table) -> dict[str, Any]:
+    out: dict[str, Any] = {"workloads": {}}
+    contenders = sorted({c for runs in table.values() for c in runs},
+                        key=lambda c: (c.startswith("ioazd"), STATIC.index(c) if c in STATIC
+                                       else 0, c))
+    out["contenders"] = contenders
+    norm: dict[str, list[float]] = {c: [] for c in contenders}
+    for w, runs in table.items():
+        best = best_static(runs)
+        if best is None:
+            continue
+        res: dict[str, Any] = {"best_static": best, "family": BY_NAME[w].family,
+                               "contenders": {}}
+        for c, rs in runs.items():
+            mb = measure.summarize(values(rs, "mb_s"))
+            p99 = measure.summarize(values(rs, "p99_ms"))
+            disk = measure.summarize(values(rs, "disk_mb_s"))
+            vs = paired(rs, runs[best], "mb_s")
+            p99_vs = paired(rs, runs[best], "p99_ms")
+            res["contenders"][c] = {
+                "mb_s": mb.mean, "mb_s_ci": mb.ci95, "n": mb.n, "p99_ms": p99.mean,
+                "p99_ci": p99.ci95, "disk_mb_s": disk.mean, "vs_best": vs.mean,
+                "vs_best_ci": vs.ci95, "p99_vs_best": p99_vs.mean,
+                "failed": sum(1 for r in rs if r["rc"] != 0)}
+            if c in norm and vs.n:
+                norm[c].append(vs.mean)
+            if any(r.get("timeline") is not None for r in rs):
+                res["contenders"][c]["timelines"] = [r.get("timeline") for r in rs]
+        if BY_NAME[w].phases:
+            rounds, choice = oracle(runs, BY_NAME[w].phases)
+            res["oracle_choice"] = choice
+            res["oracle_mb_s"] = statistics.fmean(rounds.values()) if rounds else None
+            for c in runs:
+                if c.startswith("ioazd"):
+                    mine = by_round(runs[c], "mb_s")
+                    common = sorted(set(mine) & set(rounds))
+                    s = measure.ratio_ci([mine[k] for k in common],
+                                         [rounds[k] for k in common])
+                    res["contenders"][c]["vs_oracle"] = s.mean
+                    res["contenders"][c]["vs_oracle_ci"] = s.ci95
+        out["workloads"][w] = res
+    out["mean_vs_best"] = {c: statistics.fmean(v) for c, v in norm.items() if v}
+    out["targets"] = targets(out)
+    return out
+
+
+def targets(a: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(target, measured, met) for the issue's targets that this run's workloads cover."""
+    rows: list[tuple[str, str, str]] = []
+    ws = a["workloads"]
+    for name in (c for c in a["contenders"] if c.startswith("ioazd")):
+        ok, worst, cells = True, None, []
+        for w, r in ws.items():
+            me = r["contenders"].get(name)
+            if not me:
+                continue
+            fine = me["vs_best"] >= 1.0 and (me["p99_vs_best"] or 0) <= 1.10
+            ok = ok and fine
+            if worst is None or me["vs_best"] < worst[1]:
+                worst = (w, me["vs_best"])
+            cells.append(f"{w} {me['vs_best']:.2f}")
+        if worst:
+            rows.append((f"{name} >= best static on every workload (p99 within +10%)",
+                         f"worst {worst[0]} {worst[1]:.2f}x; " + ", ".join(cells),
+                         "met" if ok else "not met"))
+        for w, r in ws.items():
+            me = r["contenders"].get(name, {})
+            if "vs_oracle" in me:
+                rows.append((f"{name} >= 95% of the per-phase oracle ({w})",
+                             f"{me['vs_oracle']:.2f} ± {me['vs_oracle_ci']:.2f}",
+                             "met" if me["vs_oracle"] >= 0.95 else "not met"))
+        mean = a["mean_vs_best"]
+        for rule, sched in RULES.items():
+            if name in mean and sched in mean:
+                rows.append((f"{name} ahead of the {rule} ({sched}) over all workloads",
+                             f"{mean[name]:.3f} vs {mean[sched]:.3f} (mean x best static)",
+                             "met" if mean[name] > mean[sched] else "not met"))
+        z = ws.get("zero", {}).get("contenders", {})
+        if name in z and "mq-deadline" in z:
+            gain = z[name]["mb_s"] / z["mq-deadline"]["mb_s"]
+            rows.append((f"disk zeroing: {name} >= 1.04x the kernel default",
+                         f"{gain:.3f}x", "met" if gain >= 1.04 else "not met"))
+    pr = ws.get("par-read", {}).get("contenders", {})
+    if "stream" in pr and "mq-deadline" in pr:
+        g = pr["stream"]["mb_s"] / pr["mq-deadline"]["mb_s"]
+        rows.append(("par-read: stream >= 2.5x mq-deadline", f"{g:.2f}x",
+                     "met" if g >= 2.5 else "not met"))
+    return rows
+
+
+def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
+    rep.data["testbed"] = {"meta": meta, "analysis": a}
+    for t, got, met in a["targets"]:
+        rep.summary.append(f"{t}: {got} ({met})")
+    sec = rep.section("How this was run")
+    sec.text(
+        f"Debian 12 guest, kernel {meta.get('guest_kernel', meta['kernel'])}, under qemu TCG; "
+        f"two emulated {meta['model']} disks (testbed/modeldisk.py: the simulator's model served "
+        f"in real time over NBD, VM path credit {meta['path_credit_us']} us); {meta['rounds']} "
+        f"rounds, every contender once per workload per round, the order rotated each round and "
+        f"reversed every other one; timed runs {meta['runtime_s']:g} s, mix phases "
+        f"{meta['phase_s']:g} s; page cache dropped before every run. Contenders: the static "
+        "schedulers (set through ioaz's actuator and put back after each run) and ioazd with "
+        "the shipped configuration (deploy/ioaz.yaml, goal in its name when not the default), "
+        "started from the kernel's default at each run's start and stopped at its end. The "
+        "kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq and kyber "
+        "rows. Ratios are to the best static scheduler of the workload, paired by round; "
+        "± is the 95% interval over the rounds. Nothing else ran in the guest; on the host, "
+        "this bench's two model disk servers and qemu, on a shared 2-core machine.")
+    for fam in ("mixed", "seq", "rand"):
+        ws = {w: r for w, r in a["workloads"].items() if r["family"] == fam}
+        if not ws:
+            continue
+        s = rep.section(f"{fam} workloads")
+        for w, r in ws.items():
+            s.text(f"**{w}**: {BY_NAME[w].what}. Best static: {r['best_static']}"
+                   + (f"; per-phase oracle {r['oracle_mb_s']:.1f} MB/s choosing "
+                      + ", ".join(f"{p}: {c}" for p, c in r["oracle_choice"].items())
+                      if r.get("oracle_mb_s") else "") + ".")
+            rows = []
+            for c in a["contenders"]:
+                m = r["contenders"].get(c)
+                if not m:
+                    continue
+                rows.append((c, f"{m['mb_s']:.2f} ± {m['mb_s_ci']:.2f}",
+                             f"{m['vs_best']:.3f} ± {m['vs_best_ci']:.3f}",
+                             "-" if m["p99_ms"] is None else f"{m['p99_ms']:.1f}",
+                             m["p99_vs_best"], m["disk_mb_s"],
+                             m.get("vs_oracle"), m["failed"]))
+            s.table(["contender", "MB/s", "x best static", "p99 ms", "p99 x best",
+                     "disk MB/s", "x oracle", "failed"], rows, digits=3)
+            for c, m in r["contenders"].items():
+                for i, tl in enumerate(m.get("timelines") or []):
+                    if tl:
+                        s.text(f"{c} round {i}: " + ", ".join(
+                            f"{e['t']:g} s {e['to']} ({e['policy']}, {e['reason']})"
+                            for e in tl))
+    _plot(rep, a)
+
+
+def _plot(rep: Report, a: dict[str, Any]) -> None:
+    ws = list(a["workloads"])
+    cs = a["contenders"]
+    fig, ax = figure(max(7.0, 1.1 * len(ws)), 3.8)
+    width = 0.8 / len(cs)
+    for i, c in enumerate(cs):
+        xs = [j + (i - len(cs) / 2) * width for j in range(len(ws))]
+        ys = [a["workloads"][w]["contenders"].get(c, {}).get("vs_best", 0) for w in ws]
+        es = [a["workloads"][w]["contenders"].get(c, {}).get("vs_best_ci", 0) for w in ws]
+        ax.bar(xs, ys, width, yerr=es, label=c,
+               color="tab:orange" if c.startswith("ioazd") else None)
+    ax.set_xticks(range(len(ws)))
+    ax.set_xticklabels(ws, rotation=30, ha="right")
+    ax.set_ylabel("throughput x best static")
+    ax.axhline(1.0, color="k", lw=0.5)
+    ax.legend(fontsize=7, ncol=4)
+    rep.section("Plots").plot("testbed_throughput", fig,
+                              "Throughput of each contender as a multiple of the best static "
+                              "scheduler on that workload (95% intervals)")
+    fig, ax = figure(max(7.0, 1.1 * len(ws)), 3.8)
+    for i, c in enumerate(cs):
+        xs = [j + (i - len(cs) / 2) * width for j in range(len(ws))]
+        ys = [a["workloads"][w]["contenders"].get(c, {}).get("p99_vs_best") or 0 for w in ws]
+        ax.bar(xs, ys, width, label=c, color="tab:orange" if c.startswith("ioazd") else None)
+    ax.set_xticks(range(len(ws)))
+    ax.set_xticklabels(ws, rotation=30, ha="right")
+    ax.set_ylabel("p99 latency x best static's")
+    ax.axhline(1.0, color="k", lw=0.5)
+    ax.legend(fontsize=7, ncol=4)
+    rep.sections[-1].plot("testbed_p99", fig, "p99 latency as a multiple of the best static "
+                          "scheduler's (lower is better; dd has none)")
+    for w, r in a["workloads"].items():
+        tls = [(c, tl) for c, m in r["contenders"].items() for tl in (m.get("timelines") or [])]
+        if not tls or not BY_NAME[w].phases:
+            continue
+        fig, ax = figure(7.0, 0.6 + 0.5 * len(tls))
+        names = sorted({e["to"] for _, tl in tls for e in tl if e["to"]} | {"mq-deadline"})
+        for k, (c, tl) in enumerate(tls):
+            pts = [(0.0, "mq-deadline")] + [(e["t"], e["to"]) for e in tl
+                                            if e["event"] == "switch"]
+            ax.step([p[0] for p in pts] + [1e9], [names.index(p[1]) + k * 0.05 for p in pts]
+                    + [names.index(pts[-1][1]) + k * 0.05], where="post", label=f"{c} r{k}")
+        ax.set_yticks(range(len(names)))
+        ax.set_yticklabels(names)
+        ax.set_xlim(0, None)
+        ax.set_xlabel("s")
+        rep.sections[-1].plot(f"testbed_timeline_{w}", fig,
+                              f"ioazd's scheduler over {w}, each round (phases: "
+                              + ", ".join(BY_NAME[w].phases) + ")")

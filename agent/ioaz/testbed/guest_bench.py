@@ -1,0 +1,200 @@
+"""Runs in the testbed guest: every workload under every contender, round after round.
+
+    python3 -m ioaz.testbed.guest_bench /mnt/results/plan.json
+
+The plan (written by testbed/bench.py on the host) names the workloads, the contenders, the rounds
+and the run lengths. A contender is a kernel scheduler set statically (through the actuator and its
+state file, as ioazd would set it, and put back after the run) or `ioazd` with a config, started
+from the kernel's default scheduler. Each round runs the contenders in another order (rotated, and
+reversed every other round), so that drift on this shared host falls on all of them alike.
+
+What each run leaves in /mnt/results/raw/: the workload's own output, the disks' block-layer
+stat files before and after, ioazd's log with the seconds since the run started, and one line
+in runs.jsonl per run, written as it ends (a run killed half-way keeps what finished). Parsing
+is the host's.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from ioaz.actuate import Actuator, Realisation, StateStore, recover
+from ioaz.sysblock import BlockSysfs
+from ioaz.testbed.workloads import BY_NAME, Workload
+
+RESULTS = Path(os.environ.get("IOAZ_RESULTS", "/mnt/results"))
+STATE_DIR = Path("/run/ioaz-bench/static")
+FS = "/mnt/fs"
+
+
+def sh(cmd: str, env: dict[str, str] | None = None, check: bool = True,
+       timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(["bash", "-c", cmd], env=env, text=True, capture_output=True,
+                       timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{cmd[:200]!r} failed ({r.returncode}): {r.stderr.strip()[-800:]}")
+    return r
+
+
+def disk_by_serial(i: int) -> str:
+    sh("udevadm settle")
+    link = Path(f"/dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ{i:04d}")
+    return link.resolve().name
+
+
+def prepare_fs_disk(dev: str) -> None:
+    """An ext4 file system on the whole disk, mounted at FS."""
+    # one inode a MiB: the inode tables are written now (128 MiB on 500 GB), not by a
+    # background thread during the runs
+    sh(f"mkfs.ext4 -q -F -T largefile -E lazy_itable_init=0,lazy_journal_init=0 /dev/{dev}")
+    sh(f"mkdir -p {FS} && mount -o noatime /dev/{dev} {FS}")
+
+
+def disk_stats(sysfs: BlockSysfs, devs: list[str]) -> dict[str, list[int]]:
+    return {d: [int(x) for x in sysfs.read(d, "stat").split()] for d in devs}
+
+
+def quiesce() -> None:
+    """Every run starts from the same place: dirty data written, the page cache empty."""
+    sh("sync; echo 3 > /proc/sys/vm/drop_caches; sync")
+
+
+class Ioazd:
+    """ioazd from the shared checkout, its log lines stamped with seconds since start."""
+
+    def __init__(self, config: dict[str, Any], logfile: Path) -> None:
+        cfg = Path("/run/ioaz-bench/ioazd.yaml")
+        cfg.write_text(json.dumps(config))   # JSON is YAML
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ioaz.daemon.main", "--config", str(cfg)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.out = open(logfile, "w")
+        self.started = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        if not self.started.wait(120):
+            self.stop()
+            raise RuntimeError(f"ioazd did not start; its log: {logfile}")
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.out.write(f"{time.monotonic() - self.t0:.2f} {line}")
+            self.out.flush()
+            if '"event": "start"' in line:
+                self.started.set()
+
+    def mark(self, what: str) -> None:
+        self.out.write(f"{time.monotonic() - self.t0:.2f} @@ {what}\n")
+
+    def stop(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.reader.join(10)
+        self.out.close()
+        return rc
+
+
+def order(contenders: list[str], rnd: int, wl_index: int) -> list[str]:
+    """Who goes first moves on by one every round (and workload); every other round the rest
+    follow in the opposite direction, so nobody always runs right after the same neighbour."""
+    n = len(contenders)
+    k = (rnd + wl_index) % n
+    step = -1 if rnd % 2 else 1
+    return [contenders[(k + step * i) % n] for i in range(n)]
+
+
+def main(plan_file: str) -> int:
+    plan = json.loads(Path(plan_file).read_text())
+    raw = RESULTS / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    sh("insmod /mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko 2>/dev/null; "
+       "modprobe -q -a bfq kyber-iosched", check=False)
+    sysfs = BlockSysfs()
+    act = Actuator(sysfs, StateStore(STATE_DIR))
+    for r in recover(actuator=act):
+        print(f"restored {r.device} from an earlier run: {r.restored}", flush=True)
+    rawdev, fsdev = disk_by_serial(0), disk_by_serial(1)
+    devs = [rawdev, fsdev]
+    for d in devs:
+        if plan.get("queue_depth"):
+            sysfs.write(d, "device/queue_depth", str(plan["queue_depth"]))
+    prepare_fs_disk(fsdev)
+    env = {**os.environ, "RAW": rawdev, "FS_DEV": fsdev, "FS": FS,
+           "RT": f"{plan['runtime_s']:g}", "PHASE": f"{plan['phase_s']:g}"}
+    workloads: list[Workload] = [BY_NAME[n] for n in plan["workloads"]]
+    for setup in dict.fromkeys(w.setup for w in workloads if w.setup):
+        t = time.monotonic()
+        sh(setup, env=env)
+        print(f"setup {time.monotonic() - t:.0f} s: {setup[:70]}", flush=True)
+    info = {"kernel": os.uname().release, "raw": rawdev, "fs": fsdev,
+            "default_scheduler": {d: sysfs.scheduler(d).active for d in devs},
+            "available": {d: sysfs.scheduler(d).available for d in devs},
+            "queue_depth": {d: sysfs.queue_depth(d) for d in devs},
+            "nr_requests": {d: sysfs.read(d, "queue/nr_requests") for d in devs},
+            "read_ahead_kb": {d: sysfs.read(d, "queue/read_ahead_kb") for d in devs},
+            "mem_kb": int(Path("/proc/meminfo").read_text().split()[1])}
+    (RESULTS / "guest.json").write_text(json.dumps(info, indent=1))
+    runs = open(RESULTS / "runs.jsonl", "a")
+    for rnd in range(plan["rounds"]):
+        for wi, w in enumerate(workloads):
+            for c in order(plan["contenders"], rnd, wi):
+                runs.write(json.dumps(run_one(plan, w, c, rnd, env, act, devs, raw)) + "\n")
+                runs.flush()
+    return 0
+
+
+def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
+            env: dict[str, str], act: Actuator, devs: list[str], raw: Path) -> dict[str, Any]:
+    tag = f"{w.name}.{contender}.{rnd}"
+    out = raw / f"{tag}.out"
+    quiesce()
+    daemon = None
+    if contender.startswith("ioazd"):
+        daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log")
+    else:
+        for d in devs:
+            res = act.apply(d, Realisation(contender, {}))
+            if not res.ok:
+                raise RuntimeError(f"{d}: switching to {contender}: {'; '.join(res.errors)}")
+    before = disk_stats(act.sysfs, devs)
+    start = time.monotonic()
+    if daemon:
+        daemon.mark("workload start")
+    r = sh(w.script, env={**env, "OUT": str(out)}, check=False,
+           timeout=plan["runtime_s"] * 10 + plan["phase_s"] * 40 + 600)
+    wall = time.monotonic() - start
+    if daemon:
+        daemon.mark("workload end")
+    after = disk_stats(act.sysfs, devs)
+    daemon_rc = daemon.stop() if daemon else None
+    for d in devs if not daemon else ():
+        back = act.restore(d)
+        if not back.ok:
+            raise RuntimeError(f"{d}: restoring after {contender}: {'; '.join(back.errors)}")
+    line = {"workload": w.name, "contender": contender, "round": rnd, "rc": r.returncode,
+            "wall_s": round(wall, 2), "out": out.name, "stat_before": before,
+            "stat_after": after, "stderr": r.stderr[-500:], "ioazd_rc": daemon_rc,
+            "scheduler_after": {d: act.sysfs.scheduler(d).active for d in devs}}
+    print(f"{tag}: rc {r.returncode}, {wall:.1f} s", flush=True)
+    return line
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1]))
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+        print(f"guest_bench: {e}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,134 @@
+"""What one testbed run measured, read from the files the guest left (guest_bench.py), and the
+statistics over repeated runs.
+
+Every run gives the application's own figure (fio's or sysbench's bytes, dd's rate) and the
+disk's: bytes moved over the run per the block layer's stat file, which is how S measures its
+throughput tests (iostat) and the one figure every workload has in common.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SECTOR = 512
+# Student's t at 0.975 for n-1 degrees of freedom (a two-sided 95% interval); beyond 30, ~normal.
+_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+         9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
+
+
+@dataclass(frozen=True)
+class Measured:
+    mb_s: float                    # the application's throughput (MB = 1e6 bytes)
+    p99_ms: float | None           # the application's 99th percentile latency, when it has one
+    disk_mb_s: float               # bytes the disk moved over the run's wall time
+    phases: dict[str, float]       # a mix's per-phase MB/s
+
+
+def bins_percentile(bins: Mapping[int, int], q: float) -> float | None:
+    """The q-quantile of a histogram {value: count} (fio's json+ clat bins)."""
+    n = sum(bins.values())
+    if not n:
+        return None
+    rank, seen = q * n, 0
+    for v in sorted(bins):
+        seen += bins[v]
+        if seen >= rank:
+            return float(v)
+    return float(max(bins))
+
+
+def fio(text: str, stonewalled: bool = False) -> tuple[float, float | None, dict[str, float]]:
+    """fio json+: MB/s summed over concurrent groups (stonewalled groups: their mean, each
+    phase as long as the next), p99 completion latency from the merged bins, per-group MB/s."""
+    j = json.loads(text[text.index("{"):])
+    groups: dict[str, float] = {}
+    bins: dict[int, int] = {}
+    for job in j["jobs"]:
+        bw = sum(job[d]["bw_bytes"] for d in ("read", "write")) / 1e6
+        groups[job["jobname"]] = groups.get(job["jobname"], 0.0) + bw
+        for d in ("read", "write"):
+            for k, v in (job[d]["clat_ns"].get("bins") or {}).items():
+                bins[int(k)] = bins.get(int(k), 0) + v
+    total = statistics.fmean(groups.values()) if stonewalled else sum(groups.values())
+    p99 = bins_percentile(bins, 0.99)
+    return total, (p99 / 1e6 if p99 is not None else None), groups
+
+
+def dd(text: str) -> float:
+    m = re.search(r"^(\d+) bytes .* copied, ([\d.]+) s", text, re.MULTILINE)
+    if not m:
+        raise ValueError(f"no dd summary in {text[-200:]!r}")
+    return int(m.group(1)) / float(m.group(2)) / 1e6
+
+
+def sysbench(text: str) -> tuple[float, float | None]:
+    rd = re.search(r"read, MiB/s:\s+([\d.]+)", text)
+    wr = re.search(r"written, MiB/s:\s+([\d.]+)", text)
+    if not rd or not wr:
+        raise ValueError(f"no sysbench throughput in {text[-300:]!r}")
+    p = re.search(r"99th percentile:\s+([\d.]+)", text)
+    return ((float(rd.group(1)) + float(wr.group(1))) * 1.048576,
+            float(p.group(1)) if p else None)
+
+
+def disk_mb_s(before: Sequence[int], after: Sequence[int], wall_s: float) -> float:
+    sectors = (after[2] - before[2]) + (after[6] - before[6])
+    return sectors * SECTOR / max(wall_s, 1e-9) / 1e6
+
+
+def run(raw: Path, line: Mapping[str, Any], parser: str, disk: str,
+        stonewalled: bool = False) -> Measured:
+    """One line of runs.jsonl and its output file."""
+    text = (raw / line["out"]).read_text(errors="replace")
+    p99: float | None = None
+    phases: dict[str, float] = {}
+    if parser == "fio":
+        mb_s, p99, phases = fio(text, stonewalled)
+    elif parser == "dd":
+        mb_s = dd(text)
+    elif parser == "sysbench":
+        mb_s, p99 = sysbench(text)
+    else:
+        raise ValueError(f"unknown parser {parser!r}")
+    return Measured(mb_s, p99, disk_mb_s(line["stat_before"][disk], line["stat_after"][disk],
+                                         line["wall_s"]), phases)
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    mean: float
+    ci95: float                    # half-width of the 95% interval of the mean (0 when n < 2)
+
+    def __str__(self) -> str:
+        return f"{self.mean:.2f} ± {self.ci95:.2f}" if self.n > 1 else f"{self.mean:.2f}"
+
+
+def t975(dof: int) -> float:
+    if dof in _T975:
+        return _T975[dof]
+    below = [k for k in _T975 if k < dof]
+    return _T975[max(below)] if dof < 30 else 1.96
+
+
+def summarize(xs: Sequence[float]) -> Summary:
+    n = len(xs)
+    if not n:
+        return Summary(0, math.nan, math.nan)
+    m = statistics.fmean(xs)
+    if n < 2:
+        return Summary(1, m, 0.0)
+    return Summary(n, m, t975(n - 1) * statistics.stdev(xs) / math.sqrt(n))
+
+
+def ratio_ci(num: Sequence[float], den: Sequence[float]) -> Summary:
+    """The ratio of two contenders over paired rounds (same round, run one after the other):
+    the mean of the per-round ratios and its interval, so the drift between rounds cancels."""
+    pairs = [a / b for a, b in zip(num, den, strict=False) if b > 0]
+    return summarize(pairs)

@@ -1,0 +1,125 @@
+"""The workloads `ioaz-lab bench testbed` runs in the guest, each a bash script.
+
+Two model disks: RAW (testbed disk 0) takes the fio mixes on the raw device, laid out as the
+simulator's workloads lay theirs out (sim/workloads.py), so that the simulator can run the same
+thing on the same model, and the zeroing of IOAZ 4.2 further in; FS (disk 1) holds an ext4 file
+system for the programs that use files (S's throughput tests, sysbench, postmark, dbench).
+
+A script sees RAW, FS_DEV, FS (the mount point), RT (seconds a timed run lasts), PHASE
+(seconds a mix's phase lasts) and OUT (its output file); what it writes to OUT is parsed on the
+host by measure.py according to the workload's `parser`. `setup` runs once per boot, before any
+contender, and must leave the disk as every contender finds it (files laid out, not changed by the
+runs: the timed parts only read them, or write files of their own that are removed).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+FIO = "fio --output-format=json+ --eta=never"
+RAW_FIO = (f"{FIO} --filename=/dev/$RAW --direct=1 --time_based --norandommap "
+           "--randrepeat=0 --group_reporting")
+FS_FIO = (f"{FIO} --directory=$FS/s --direct=0 --time_based --norandommap --randrepeat=0 "
+          "--group_reporting --fallocate=none --create_on_open=0 --allow_file_create=0")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    family: str                 # "seq" | "rand" | "mixed": reported apart (HDD scheduler results)
+    parser: str                 # measure.py: "fio" | "dd" | "sysbench" | "postmark" | "dbench"
+    script: str
+    what: str                   # one line for the report
+    disk: str = "fs"            # "raw" | "fs": whose block-layer stat measures the run
+    phases: tuple[str, ...] = ()   # a mix's stonewalled fio groups, in order
+    setup: str = ""
+
+
+# The simulator's phases mix (sim/workloads.py phases_mix): par-read, 16 random readers, one
+# write-back sequential writer, 4 sequential readers; each process in its own 1 GB region.
+_MIX = (
+    "[global]\ntime_based\nruntime=${PHASE}\n"
+    "[par-read]\nstonewall\nnew_group\nrw=read\nbs=4k\nioengine=psync\nnumjobs=4\n"
+    "offset=10g\noffset_increment=50g\nsize=1g\n"
+    "[rand-read-16]\nstonewall\nnew_group\nrw=randread\nbs=4k\nioengine=psync\nnumjobs=16\n"
+    "offset=1g\noffset_increment=1200m\nsize=1g\n"
+    "[seq-write]\nstonewall\nnew_group\nrw=write\nbs=128k\nioengine=libaio\niodepth=8\n"
+    "offset=1g\nsize=1g\n"
+    "[seq-read-4]\nstonewall\nnew_group\nrw=read\nbs=128k\nioengine=psync\nnumjobs=4\n"
+    "offset=1g\noffset_increment=1200m\nsize=1g\n")
+
+# S (Algodev-github/S) throughput tests: N readers and M writers on files of their own, through
+# the page cache. The readers' files are laid out once (setup); writers write new files.
+S_FILES = 10
+S_FILE_MB = 256
+
+
+def _s_test(readers: int, writers: int, pattern: str) -> str:
+    rw_r, rw_w = ("read", "write") if pattern == "seq" else ("randread", "randwrite")
+    bs = "128k" if pattern == "seq" else "4k"
+    jobs = []
+    if readers:
+        jobs.append(f"--name=r --rw={rw_r} --bs={bs} --ioengine=psync --numjobs={readers} "
+                    f"--filename_format='r.$jobnum' --size={S_FILE_MB}m --runtime=$RT")
+    if writers:
+        jobs.append(f"--name=w --new_group --rw={rw_w} --bs={bs} --ioengine=psync "
+                    f"--numjobs={writers} --filename_format='w.$jobnum' --size={S_FILE_MB}m "
+                    "--allow_file_create=1 --runtime=$RT")
+    return (f"{FS_FIO} {' '.join(jobs)} > $OUT; rc=$?; rm -f $FS/s/w.*; sync; exit $rc")
+
+
+_S_SETUP = (f"mkdir -p $FS/s && for i in $(seq 0 {S_FILES - 1}); do "
+            f"dd if=/dev/urandom of=$FS/s/r.$i bs=1M count={S_FILE_MB} status=none; done; sync")
+_SYSBENCH = ("cd $FS/sb && sysbench fileio --file-num=16 --file-total-size=2G --threads=4 "
+             "--time=$RT --file-fsync-freq=0 --percentile=99")
+
+WORKLOADS: tuple[Workload, ...] = (
+    Workload("phases", "mixed", "fio",
+             f"cat > /tmp/mix.fio <<EOF\n{_MIX}EOF\n{RAW_FIO} /tmp/mix.fio > $OUT",
+             "the simulator's phases mix on the raw disk, PHASE s each: par-read, 16 random "
+             "4 KiB readers, one 128 KiB write-back writer, 4 sequential 128 KiB readers",
+             disk="raw", phases=("par-read", "rand-read-16", "seq-write", "seq-read-4")),
+    Workload("par-read", "seq", "fio",
+             f"{RAW_FIO} --name=par-read --rw=read --bs=4k --ioengine=psync --numjobs=4 "
+             "--offset=10g --offset_increment=50g --size=1g --runtime=$RT > $OUT",
+             "Xu & Jiang's par-read: 4 synchronous 4 KiB sequential readers 50 GB apart, "
+             "O_DIRECT", disk="raw"),
+    Workload("zero", "seq", "dd",
+             "dd if=/dev/zero of=/dev/$RAW bs=1M seek=204800 count=1024 conv=fdatasync 2> $OUT",
+             "IOAZ 4.2's disk zeroing: dd of 1 GiB of zeros onto the raw disk at 200 GiB (where "
+             "a partition would start), through the page cache, fdatasync at the end",
+             disk="raw"),
+    Workload("s-1r-seq", "seq", "fio", _s_test(1, 0, "seq"),
+             "S '1 0 seq': one sequential reader of its own file (page cache)",
+             setup=_S_SETUP),
+    Workload("s-10r-seq", "seq", "fio", _s_test(10, 0, "seq"),
+             "S '10 0 seq': ten sequential readers, each its own file", setup=_S_SETUP),
+    Workload("s-10r-rand", "rand", "fio", _s_test(10, 0, "rand"),
+             "S '10 0 rand': ten random 4 KiB readers, each its own file", setup=_S_SETUP),
+    Workload("s-5r5w-seq", "seq", "fio", _s_test(5, 5, "seq"),
+             "S '5 5 seq': five sequential readers and five sequential writers",
+             setup=_S_SETUP),
+    Workload("s-5r5w-rand", "rand", "fio", _s_test(5, 5, "rand"),
+             "S '5 5 rand': five random readers and five random writers", setup=_S_SETUP),
+    Workload("sysbench-rndrw", "rand", "sysbench",
+             f"{_SYSBENCH} --file-test-mode=rndrw run > $OUT",
+             "sysbench fileio rndrw: 4 threads, 16 files of 2 GiB in all, 16 KiB requests",
+             setup=f"mkdir -p $FS/sb && {_SYSBENCH} prepare > /dev/null && sync"),
+    Workload("sysbench-seqrd", "seq", "sysbench",
+             f"{_SYSBENCH} --file-test-mode=seqrd run > $OUT",
+             "sysbench fileio seqrd: 4 threads reading the same 16 files in turn",
+             setup=f"mkdir -p $FS/sb && {_SYSBENCH} prepare > /dev/null && sync"),
+)
+
+BY_NAME = {w.name: w for w in WORKLOADS}
+
+
+def select(names: str) -> list[Workload]:
+    """A comma list of workload names ("all": every one), in WORKLOADS's order."""
+    if names == "all":
+        return list(WORKLOADS)
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in BY_NAME]
+    if unknown:
+        raise ValueError(f"unknown workload(s) {', '.join(unknown)}; known: "
+                         + ", ".join(BY_NAME))
+    return [w for w in WORKLOADS if w.name in wanted]

@@ -1,0 +1,120 @@
+"""The testbed bench's reading of its runs: fio, dd and sysbench output, disk statistics, the
+confidence intervals, the order of the contenders and the per-phase oracle. The bench itself
+(a boot of the guest, every contender on model disks) runs in `make bench`."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from ioaz.testbed import bench_report, measure, workloads
+from ioaz.testbed.guest_bench import order
+
+SYSBENCH_OUT = """
+File operations:
+    reads/s:                      61.02
+    writes/s:                     40.68
+    fsyncs/s:                     0.00
+
+Throughput:
+    read, MiB/s:                  0.95
+    written, MiB/s:               0.64
+
+Latency (ms):
+         min:                                    0.01
+         avg:                                   39.29
+         max:                                  411.32
+         99th percentile:                      196.89
+"""
+
+
+@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed (make deps)")
+def test_fio_parse_matches_fio_own_numbers(tmp_path: Path) -> None:
+    """Real fio: two stonewalled groups give their mean (each phase as long), concurrent
+    groups their sum; p99 from the merged json+ bins lies inside fio's own latency range."""
+    out = subprocess.run(
+        ["fio", "--output-format=json+", "--eta=never", f"--filename={tmp_path}/f",
+         "--size=8m", "--time_based", "--runtime=1", "--group_reporting",
+         "--name=a", "--rw=read", "--bs=4k", "--numjobs=2",
+         "--name=b", "--stonewall", "--new_group", "--rw=randread", "--bs=4k"],
+        capture_output=True, text=True, check=True).stdout
+    j = json.loads(out)
+    bw = {x["jobname"]: x["read"]["bw_bytes"] / 1e6 for x in j["jobs"]}
+    mean, p99, groups = measure.fio(out, stonewalled=True)
+    assert groups == pytest.approx(bw)
+    assert mean == pytest.approx((bw["a"] + bw["b"]) / 2)
+    total, _, _ = measure.fio(out, stonewalled=False)
+    assert total == pytest.approx(bw["a"] + bw["b"])
+    lo = min(x["read"]["clat_ns"]["min"] for x in j["jobs"]) / 1e6
+    hi = max(x["read"]["clat_ns"]["max"] for x in j["jobs"]) / 1e6
+    assert p99 is not None and lo <= p99 <= hi * 1.1
+
+
+def test_dd_and_sysbench_and_disk_stat() -> None:
+    assert measure.dd("1024+0 records in\n1024+0 records out\n1073741824 bytes (1.1 GB, "
+                      "1.0 GiB) copied, 21.4748 s, 50.0 MB/s\n") == pytest.approx(50.0, 0.01)
+    mb, p99 = measure.sysbench(SYSBENCH_OUT)
+    assert mb == pytest.approx((0.95 + 0.64) * 1.048576)
+    assert p99 == pytest.approx(196.89)
+    with pytest.raises(ValueError, match="no sysbench throughput"):
+        measure.sysbench("FATAL: cannot open file")
+    with pytest.raises(ValueError, match="no dd summary"):
+        measure.dd("dd: error writing '/dev/sdb1': No space left on device")
+    before = [0, 0, 1000, 0, 0, 0, 3000] + [0] * 10
+    after = [0, 0, 3000, 0, 0, 0, 5000] + [0] * 10
+    assert measure.disk_mb_s(before, after, 2.0) == pytest.approx(4000 * 512 / 2 / 1e6)
+
+
+def test_confidence_interval() -> None:
+    s = measure.summarize([10.0, 12.0, 11.0])
+    assert s.mean == pytest.approx(11.0)
+    assert s.ci95 == pytest.approx(4.303 * 1.0 / 3 ** 0.5)
+    assert measure.summarize([5.0]).ci95 == 0.0
+    r = measure.ratio_ci([2.0, 4.0], [1.0, 2.0])   # paired: the drift between rounds cancels
+    assert (r.mean, r.ci95) == (2.0, 0.0)
+
+
+def test_order_rotates_and_reverses() -> None:
+    cs = ["a", "b", "c", "d"]
+    firsts = {order(cs, r, 0)[0] for r in range(4)}
+    assert firsts == set(cs)                      # each goes first once in four rounds
+    assert order(cs, 0, 0) == ["a", "b", "c", "d"]
+    assert order(cs, 1, 0) == ["b", "a", "d", "c"]  # the other way round
+    assert sorted(order(cs, 3, 2)) == cs          # everyone, once
+
+
+def test_workload_selection() -> None:
+    assert [w.name for w in workloads.select("zero,phases")] == ["phases", "zero"]
+    with pytest.raises(ValueError, match="unknown workload.*nope"):
+        workloads.select("zero,nope")
+
+
+def _row(rnd: int, mb: float, phases: dict[str, float] | None = None,
+         p99: float = 10.0) -> dict:
+    return {"round": rnd, "rc": 0, "mb_s": mb, "p99_ms": p99, "disk_mb_s": mb,
+            "phases": phases or {}}
+
+
+def test_analysis_oracle_and_targets() -> None:
+    """Two static schedulers each best on one phase: the oracle takes the better of each; ioazd
+    is measured against the best static per round and against the oracle."""
+    ph = workloads.BY_NAME["phases"].phases
+    a = dict.fromkeys(ph, 10.0) | {ph[0]: 30.0}
+    b = dict.fromkeys(ph, 12.0)
+    runs = {"none": [_row(r, 15.0, a) for r in range(2)],
+            "mq-deadline": [_row(r, 12.0, b) for r in range(2)],
+            "ioazd": [_row(r, 16.0, dict.fromkeys(ph, 16.0)) for r in range(2)]}
+    an = bench_report.analyse({"phases": runs})
+    w = an["workloads"]["phases"]
+    assert w["best_static"] == "none"
+    assert w["oracle_choice"][ph[0]] == "none" and w["oracle_choice"][ph[1]] == "mq-deadline"
+    assert w["oracle_mb_s"] == pytest.approx((30 + 12 * 3) / 4)
+    me = w["contenders"]["ioazd"]
+    assert me["vs_best"] == pytest.approx(16 / 15)
+    assert me["vs_oracle"] == pytest.approx(16 / 16.5)
+    got = {t: met for t, _, met in an["targets"]}
+    assert got["ioazd >= best static on every workload (p99 within +10%)"] == "met"
+    assert got["ioazd >= 95% of the per-phase oracle (phases)"] == "met"
+    assert got["ioazd ahead of the kernel default (mq-deadline) over all workloads"] == "met"
