@@ -118,3 +118,27 @@ def test_analysis_oracle_and_targets() -> None:
     assert got["ioazd >= best static on every workload (p99 within +10%)"] == "met"
     assert got["ioazd >= 95% of the per-phase oracle (phases)"] == "met"
     assert got["ioazd ahead of the kernel default (mq-deadline) over all workloads"] == "met"
+
+
+def test_simulator_comparison() -> None:
+    """The kernel's per-scheduler means (a mix by phase) set beside the simulator's: the
+    winners agree when the kernel's is within 2% of the simulator's best; ratios within 20%."""
+    from ioaz.testbed import bench_sim
+
+    ph = workloads.BY_NAME["phases"].phases
+    table = {"par-read": {"mq-deadline": [_row(0, 10.0), _row(1, 12.0)],
+                          "stream": [_row(0, 5.0), _row(1, 7.0)],
+                          "ioazd": [_row(0, 11.0)]},
+             "phases": {"mq-deadline": [_row(0, 1.0, dict.fromkeys(ph, 4.0))]}}
+    real = bench_sim.real_means(table)
+    assert real["par-read"] == {"mq-deadline": 11.0, "stream": 6.0}   # ioazd has no twin
+    assert real[f"phases:{ph[0]}"] == {"mq-deadline": 4.0}
+    cmp = bench_sim.compare(real, {"par-read": {"mq-deadline": 20.0, "stream": 20.2}})
+    r = cmp["par-read"]
+    assert r["real_winner"] == "mq-deadline" and r["sim_winner"] == "stream"
+    assert r["same_winner"]                       # a tie in the simulator
+    assert r["ratios_within_20pct"] == 1          # mq-deadline agrees, stream does not
+    cmp = bench_sim.compare(real, {"par-read": {"mq-deadline": 10.0, "stream": 30.0}})
+    assert not cmp["par-read"]["same_winner"]
+    twins = bench_sim.twins(5, 5)
+    assert set(twins) == {"par-read", *(f"phases:{p}" for p in ph)}

@@ -112,6 +112,12 @@ def load_meta(out: Path) -> dict[str, Any]:
         raise ValueError(f"{out}/meta.json: not a testbed bench's results ({e})") from e
 
 
+def guest_queue_depth(results: Path) -> int | None:
+    """The drive queue depth the guest ran the raw disk at."""
+    g = json.loads((results / "guest.json").read_text())
+    return g["queue_depth"].get(g["raw"])
+
+
 def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """workload -> contender -> the rounds' measurements (in round order)."""
     guest = json.loads((results / "guest.json").read_text())

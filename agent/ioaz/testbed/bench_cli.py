@@ -46,7 +46,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     from ioaz.lab.report import Report
-    from ioaz.testbed import bench_report
+    from ioaz.testbed import bench_report, bench_sim
 
     if args.from_results:
         out = Path(args.from_results)
@@ -66,5 +66,9 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     rep = Report(out, f"ioazd against static schedulers on {meta['model']} model disks, "
                       f"kernel {meta['kernel']} (testbed)")
     bench_report.write(rep, analysis, meta)
+    qd = bench.guest_queue_depth(out / "guest")
+    sim = bench_sim.simulate(meta["model"], qd, meta["phase_s"], meta["runtime_s"],
+                             [c for c in analysis["contenders"] if c in bench_sim.STAND_IN])
+    bench_report.write_sim(rep, bench_sim.compare(bench_sim.real_means(table), sim), qd)
     md = rep.write()
     return {"summary": rep.summary, "report": str(md)}

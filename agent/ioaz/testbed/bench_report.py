@@ -195,10 +195,39 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                         s.text(f"{c} round {i}: " + ", ".join(
                             f"{e['t']:g} s {e['to']} ({e['policy']}, {e['reason']})"
                             for e in tl))
-    _plot(rep, a)
+    _plot(rep, a, float(meta["phase_s"]))
 
 
-def _plot(rep: Report, a: dict[str, Any]) -> None:
+def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None) -> None:
+    """The simulator beside the kernel, on the workloads that have a simulator twin."""
+    rep.data["testbed_sim"] = {"queue_depth": queue_depth, "compare": cmp}
+    if not cmp:
+        return
+    same = sum(1 for r in cmp.values() if r["same_winner"])
+    within = sum(r["ratios_within_20pct"] for r in cmp.values())
+    n = sum(r["n"] for r in cmp.values())
+    rep.summary.append(
+        f"simulator against kernel: the same winner on {same} of {len(cmp)} workloads "
+        f"(target 80%: {'met' if same >= 0.8 * len(cmp) else 'not met'}); ratios to the "
+        f"winner within 20% for {within} of {n} scheduler-workload pairs")
+    sec = rep.section("The simulator against the kernel")
+    sec.text(f"The same workloads on the same model in the simulator (sim/engine.py, drive "
+             f"queue depth {queue_depth}, as in the guest), each kernel scheduler by its "
+             "stand-in: mq-deadline by deadline, bfq by cfq, stream by stream-vr. A mix's "
+             "phases count as workloads of their own. The winners agree when the kernel's winner "
+             "is within 2% of the simulator's best. Only the raw-disk fio workloads have a "
+             "twin: the simulator has no page cache or file system.")
+    rows = []
+    for w, r in cmp.items():
+        for c, (real, sim) in r["ratios"].items():
+            rows.append((w, c, real, sim, "yes" if abs(real - sim) <= 0.2 * real else "no"))
+        rows.append((w, "winner", r["real_winner"], r["sim_winner"],
+                     "same" if r["same_winner"] else "differs"))
+    sec.table(["workload", "scheduler", "kernel x winner", "sim x winner", "within 20%"],
+              rows, digits=2)
+
+
+def _plot(rep: Report, a: dict[str, Any], phase_s: float) -> None:
     ws = list(a["workloads"])
     cs = a["contenders"]
     fig, ax = figure(max(7.0, 1.1 * len(ws)), 3.8)
@@ -235,14 +264,17 @@ def _plot(rep: Report, a: dict[str, Any]) -> None:
             continue
         fig, ax = figure(7.0, 0.6 + 0.5 * len(tls))
         names = sorted({e["to"] for _, tl in tls for e in tl if e["to"]} | {"mq-deadline"})
+        end = phase_s * len(BY_NAME[w].phases)
         for k, (c, tl) in enumerate(tls):
             pts = [(0.0, "mq-deadline")] + [(e["t"], e["to"]) for e in tl
                                             if e["event"] == "switch"]
-            ax.step([p[0] for p in pts] + [1e9], [names.index(p[1]) + k * 0.05 for p in pts]
+            ax.step([p[0] for p in pts] + [end], [names.index(p[1]) + k * 0.05 for p in pts]
                     + [names.index(pts[-1][1]) + k * 0.05], where="post", label=f"{c} r{k}")
+        for i in range(1, len(BY_NAME[w].phases)):
+            ax.axvline(i * phase_s, color="grey", lw=0.5, ls=":")
         ax.set_yticks(range(len(names)))
         ax.set_yticklabels(names)
-        ax.set_xlim(0, None)
+        ax.set_xlim(0, end)
         ax.set_xlabel("s")
         rep.sections[-1].plot(f"testbed_timeline_{w}", fig,
                               f"ioazd's scheduler over {w}, each round (phases: "
