@@ -61,6 +61,11 @@ class Observer:
         # side (Thresholds.boundary_band)
         self.classes: dict[str, WorkloadClass] = {}
 
+    def set_thresholds(self, thresholds: Thresholds) -> None:
+        """New cuts (a reload); the process horizons are rebuilt from them as devices appear."""
+        self.thresholds = thresholds
+        self.horizons.clear()
+
     def _wanted(self) -> list[str]:
         if self.scan is not None:
             return self.scan()

@@ -1,7 +1,7 @@
 """ioazctl against a real ioazd: a real process on a real loop device, driven by real fio.
 
 The loop device is marked rotational so the IOAZ tables apply (goal mean, Table 3):
-one sequential reader -> fcfs (no fifo module on the host: `none`), eight random readers ->
+one sequential reader -> fcfs (`none`), eight random readers ->
 anticipatory (bfq). Damping is shortened (hysteresis 2 windows, dwell 2 s) to keep this quick.
 The RunningIoazd helper is shared with test_prometheus_scrape.py.
 """

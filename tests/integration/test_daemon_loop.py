@@ -1,7 +1,7 @@
 """ioazd as an operator runs it: a real process, a real loop device, real fio, real sysfs.
 
 The loop device is marked rotational so the IOAZ tables apply (goal mean, Table 3):
-1 sequential reader -> fcfs (no `fifo` module on the host: falls back to `none`),
+1 sequential reader -> fcfs (`none`: IOAZ's FCFS was 2.6's noop, which merged),
 8 random readers -> anticipatory (bfq with idling), 1 random writer -> deadline (mq-deadline).
 """
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_switches_follow_the_workload_and_restore_on_sigterm(device, tmp_path):
             # never in between: no other switch for the rest of the phase
             extra = [e for e in d.drain() if e.get("event") == "switch"]
             assert not extra, f"switched again within the {rw} phase: {extra}"
-        assert seen[0]["fell_back"] and "fifo" in seen[0]["realised"]
+        assert not seen[0]["fell_back"] and "fcfs -> none" in seen[0]["realised"]
         assert "bfq" in seen[1]["realised"]
     finally:
         rc = d.stop(signal.SIGTERM)

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 import pytest
 from fake_sysfs import FakeKernel
 from ioaz.actuate.types import ActuationResult
+from ioaz.daemon.compose import build
 from ioaz.daemon.config import load_config
-from ioaz.daemon.core import ControlError, Daemon
+from ioaz.daemon.core import ControlError
 from ioaz.probe.layout import LAT_SLOTS
 from ioaz.probe.snapshot import DeviceSnapshot
 
@@ -84,8 +85,8 @@ def make(tmp_path, kernel, dry=False):
     cfg = load_config(p, dry_run=dry)
     act = FakeActuator()
     clock = iter(range(1000))
-    return Daemon(cfg, FakeSource(["sda", "sdb"]), act, clock=lambda: float(next(clock)),
-                  sysfs=kernel), act
+    return build(cfg, FakeSource(["sda", "sdb"]), act, kernel,
+                 clock=lambda: float(next(clock))), act
 
 
 def test_a_failing_device_does_not_stop_the_others(tmp_path, fake_sys):

@@ -6,7 +6,7 @@ import math
 
 import pytest
 from ioaz.classify.types import WindowFeatures
-from ioaz.learn.features import FEATURE_SCHEMA, MISSING, vector, vector_from_dict
+from ioaz.model.features import FEATURE_SCHEMA, MISSING, vector, vector_from_dict
 
 
 def window(processes: int | None, depth: float, iops: float) -> WindowFeatures:

@@ -16,7 +16,7 @@ from ioaz.decide import DeviceInfo, initial_state, load_matrix, step, validate_f
 from ioaz.decide.matrix import GOALS
 from ioaz.lab.main import main as lab
 from ioaz.learn.dataset import read_rows
-from ioaz.learn.features import FEATURE_SCHEMA
+from ioaz.model.features import FEATURE_SCHEMA
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -102,11 +102,12 @@ def window(**kw) -> WindowFeatures:
 
 
 def test_ioazd_consults_the_model_and_falls_back_below_its_confidence(learned, tmp_path):
-    from ioaz.daemon.core import _provider, _verdict_dict
+    from ioaz.daemon.compose import verdicts_for
+    from ioaz.daemon.core import _verdict_dict
     cfg = load_config(config(tmp_path, learned["model"], min_confidence=0.0))
     assert cfg.classifier == "model" and cfg.model is not None
     state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
-    d = step(window(), state, cfg.decide.config, _provider(cfg), 100.0, cfg.decide.policies)
+    d = step(window(), state, cfg.decide.config, verdicts_for(cfg), 100.0, cfg.decide.policies)
     v = _verdict_dict(d)
     assert v["provider"].startswith("model:")
     assert v["policy"] == v["candidates"][0][0]
@@ -115,7 +116,7 @@ def test_ioazd_consults_the_model_and_falls_back_below_its_confidence(learned, t
     assert "model" in d.text and f"{probs[0]:.2f}" in d.text
 
     cfg = load_config(config(tmp_path, learned["model"], min_confidence=1.0))
-    d = step(window(), state, cfg.decide.config, _provider(cfg), 100.0, cfg.decide.policies)
+    d = step(window(), state, cfg.decide.config, verdicts_for(cfg), 100.0, cfg.decide.policies)
     v = _verdict_dict(d)
     if v["confidence"] < 1.0:          # unsure: the matrix decides, the model's view is kept
         assert v["provider"] == "matrix" and v["cell"] == "8/random/read"
@@ -139,26 +140,26 @@ def test_a_changed_or_untrusted_model_file_is_refused(learned, tmp_path):
     from fractions import Fraction
 
     import skops.io as sio
-    from ioaz.learn import model_io
+    from ioaz.model import file as model_file
     man = json.loads(learned["model"].read_text())
     evil = tmp_path / "evil.skops"
     sio.dump({"classes_": Fraction(1, 3)}, evil)
     man["skops"] = "evil.skops"
     (tmp_path / "evil.model.json").write_text(json.dumps(man))
-    with pytest.raises(model_io.ModelError, match="sha256 differs"):
-        model_io.load(tmp_path / "evil.model.json")
-    man["sha256"] = model_io._sha(evil)
+    with pytest.raises(model_file.ModelError, match="sha256 differs"):
+        model_file.load(tmp_path / "evil.model.json")
+    man["sha256"] = model_file._sha(evil)
     (tmp_path / "evil.model.json").write_text(json.dumps(man))
-    with pytest.raises(model_io.ModelError, match="outside the trusted set: fractions.Fraction"):
-        model_io.load(tmp_path / "evil.model.json")
+    with pytest.raises(model_file.ModelError, match="outside the trusted set: fractions.Fraction"):
+        model_file.load(tmp_path / "evil.model.json")
 
 
 def test_scikit_learn_is_imported_only_when_a_model_is_configured(learned, tmp_path):
     if learned["name"] != "carroll-hp72":
         pytest.skip("checked once, with the HDD model")
     code = ("import sys; from ioaz.daemon.config import load_config; "
-            "from ioaz.daemon.core import _provider; "
-            "cfg = load_config(sys.argv[1] if len(sys.argv) > 1 else None); _provider(cfg); "
+            "from ioaz.daemon.compose import verdicts_for; "
+            "cfg = load_config(sys.argv[1] if len(sys.argv) > 1 else None); verdicts_for(cfg); "
             "print('sklearn' in sys.modules)")
     plain = tmp_path / "plain.yaml"
     plain.write_text(yaml.safe_dump({"metrics": {"listen": None}}))

@@ -12,7 +12,7 @@ from ioaz.classify.classes import DEFAULT_THRESHOLDS, classify, load_thresholds
 from ioaz.classify.types import WindowFeatures
 from ioaz.daemon.config import ConfigError, load_config
 from ioaz.decide import DeviceInfo, initial_state, step
-from ioaz.learn.features import FEATURE_SCHEMA, vector
+from ioaz.model.features import FEATURE_SCHEMA, vector
 
 CANDS = ["cfq", "deadline", "none"]
 
@@ -30,8 +30,8 @@ def window(seq: float) -> WindowFeatures:
 def share_model(tmp_path):
     np = pytest.importorskip("numpy")
     pytest.importorskip("sklearn")
-    from ioaz.learn import model_io
     from ioaz.learn.trainer import ShareModel, _predict, families
+    from ioaz.model import file as model_file
     # sequential windows: cfq keeps all, deadline 60%; random: deadline best, cfq half
     X = [vector(window(s)) for s in np.linspace(0, 1, 40)]
     Y = [[1.0, 0.6, 0.5] if x[4] > 0.5 else [0.5, 1.0, 0.9] for x in X]
@@ -40,7 +40,7 @@ def share_model(tmp_path):
     model = ShareModel(est, CANDS)
     picks, conf = _predict(model, [vector(window(0.95)), vector(window(0.05))])
     assert picks == ["cfq", "deadline"] and all(0.9 <= c <= 1.0 for c in conf)
-    path = model_io.save(tmp_path / "m.model.json", model, goal="mean", family="share-forest",
+    path = model_file.save(tmp_path / "m.model.json", model, goal="mean", family="share-forest",
                          policy_of={c: c for c in CANDS}, trained_on={"rows": len(X)})
     return path
 
@@ -54,12 +54,13 @@ def config(tmp: Path, model: Path, **extra) -> Path:
 
 
 def test_a_share_model_round_trips_and_ioazd_shows_its_scores(share_model, tmp_path):
-    from ioaz.daemon.core import _provider, _verdict_dict
-    from ioaz.learn import model_io
+    from ioaz.daemon.compose import verdicts_for
+    from ioaz.daemon.core import _verdict_dict
+    from ioaz.model import file as model_file
     man = json.loads(share_model.read_text())
     assert man["output"] == "share" and man["classes"] == CANDS
     assert len(man["feature_schema"]["features"]) == len(FEATURE_SCHEMA)
-    m = model_io.load(share_model)
+    m = model_file.load(share_model)
     assert m.output == "share"
     scores = m.predict_proba(vector(window(0.95)))
     assert scores[0][0] == "cfq" and [p for p, _ in scores] == ["cfq", "deadline", "none"]
@@ -67,7 +68,7 @@ def test_a_share_model_round_trips_and_ioazd_shows_its_scores(share_model, tmp_p
 
     cfg = load_config(config(tmp_path, share_model, min_confidence=0.5))
     state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
-    d = step(window(0.05), state, cfg.decide.config, _provider(cfg), 100.0, cfg.decide.policies)
+    d = step(window(0.05), state, cfg.decide.config, verdicts_for(cfg), 100.0, cfg.decide.policies)
     v = _verdict_dict(d)
     assert v["provider"].startswith("model:") and v["policy"] == "deadline"
     assert v["candidates"][0][0] == "deadline" and "share of best" in v["text"]

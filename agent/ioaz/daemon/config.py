@@ -57,7 +57,7 @@ class DaemonConfig:
     classifier: str = "matrix"            # matrix | model
     model_file: Path | None = None
     min_confidence: float = 0.6
-    model: Any = None                     # ioaz.learn.model_io.Model when classifier is model
+    model: Any = None                     # ioaz.model.file.Model when classifier is model
 
     def sample_plan(self) -> SamplePlan:
         """The probe's sampling, one period per window."""
@@ -228,7 +228,7 @@ def _load_classifier(doc: Doc, cfg: DaemonConfig, base: Path) -> None:
                                         "classifier.model: expected the path of a model "
                                         f"manifest (ioaz-lab train --out), got {describe(m)}")))
     cfg.model_file = (base / m) if not os.path.isabs(m) else Path(m)
-    from ..learn.model_io import ModelError, load
+    from ..model.file import ModelError, load
     try:
         ctx = cfg.decide_context
         policies = ctx.policies.policies() if ctx and ctx.policies else None

@@ -1,9 +1,9 @@
-"""The daemon's loop and state: observe -> decide -> actuate, one window at a time.
+"""The daemon's loop and state, one window at a time: read the facts, decide, apply.
 
-The Daemon owns no I/O of its own choosing: the probe source, the block sysfs door, the actuator
-and the clock are handed in by main.py (the composition root), so tests can drive it window by
-window against a fake sysfs tree. Control
-calls (pin, pause, reload, ...) come from the API thread and take the same lock as a window.
+The Daemon builds none of its collaborators: the observer (over the probe), the disk selection,
+the verdict provider, the actuator, the block sysfs door and the clocks are handed in by
+compose.build, so tests drive it window by window against a fake sysfs tree. Control calls
+(pin, pause, reload, ...) come from the API thread and take the same lock as a window.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from ..actuate import Actuator
 from ..actuate.types import Realisation
@@ -23,7 +23,6 @@ from ..classify.types import WindowFeatures
 from ..decide import (
     Decision,
     DeviceState,
-    MatrixVerdicts,
     Mode,
     initial_state,
     on_switch_failed,
@@ -38,6 +37,7 @@ from ..decide import (
 from ..decide.matrix import GOALS
 from ..decide.rules import DeviceInfo
 from ..decide.trial import trial_outcome
+from ..decide.verdict import VerdictProvider
 from ..observe import Observer
 from ..probe import Source
 from ..probe.snapshot import DeviceSnapshot
@@ -90,16 +90,26 @@ class DeviceRecord:
     last_error: str | None = None
 
 
+class Selection(Protocol):
+    """Which disks the daemon manages (compose.Selection)."""
+
+    def managed(self, name: str) -> bool: ...
+    def update(self, include: Sequence[str], exclude: Sequence[str]) -> None: ...
+
+
 class Daemon:
-    def __init__(self, config: DaemonConfig, source: Source, actuator: Actuator,
-                 fallback_reason: str | None = None,
+    def __init__(self, config: DaemonConfig, observer: Observer, selection: Selection,
+                 verdicts_for: Callable[[DaemonConfig], VerdictProvider], actuator: Actuator,
+                 sysfs: BlockSysfs, fallback_reason: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time,
-                 sysfs: BlockSysfs | None = None):
+                 wall: Callable[[], float] = time.time):
         self.config = config
-        self.source = source
+        self.observer = observer
+        self.selection = selection
+        self.verdicts_for = verdicts_for   # a reload builds the provider anew
+        self.provider = verdicts_for(config)
         self.actuator = actuator
-        self.sysfs = sysfs or BlockSysfs()
+        self.sysfs = sysfs
         self.fallback_reason = fallback_reason
         self.clock = clock
         self.wall = wall
@@ -107,23 +117,16 @@ class Daemon:
         self.devices: dict[str, DeviceRecord] = {}
         self.history: collections.deque[dict[str, Any]] = collections.deque(
             maxlen=config.history)
-        self.observer = Observer(source, config.thresholds, self.scan, self.sysfs)
-        self.provider = _provider(config)
         self.started = wall()
         self.windows = 0
         self.last_window_s: float | None = None   # CPU-side duration of the last window
         self.collector_up = True
         self.collector_error: str | None = None
 
-    # -- which devices ----------------------------------------------------------------
-
-    def managed(self, name: str) -> bool:
-        c = self.config
-        return any(fnmatch.fnmatchcase(name, g) for g in c.include) and not any(
-            fnmatch.fnmatchcase(name, g) for g in c.exclude)
-
-    def scan(self) -> list[str]:
-        return [d for d in self.sysfs.scheduled_disks() if self.managed(d)]
+    @property
+    def source(self) -> Source:
+        """The probe the observer reads (status and metrics show its name)."""
+        return self.observer.source
 
     # -- the window ---------------------------------------------------------------------
 
@@ -133,7 +136,8 @@ class Daemon:
             for n in names:
                 self._add(n)
             log.info(json.dumps({"event": "start", "devices": names,
-                                 "source": self.source.name, "dry_run": self.config.dry_run,
+                                 "source": self.source.name,
+                                 "dry_run": self.config.dry_run,
                                  "classifier": self.config.classifier,
                                  "config": self.config.file}))
             if self.fallback_reason:
@@ -158,7 +162,8 @@ class Daemon:
         rec.state = replace(rec.state, available=rec.available)
 
     def window(self) -> list[Decision]:
-        """One window for every device: read, decide, act. Never raises for one device."""
+        """One window for every device: read the facts, decide, apply. Never raises for one
+        device: a device that fails is counted and logged, the others go on."""
         t0 = time.process_time()
         with self.lock:
             try:
@@ -179,7 +184,9 @@ class Daemon:
                 rec = self.devices.get(f.device) or self._add(f.device)
                 try:
                     done = rec.state.trials
-                    decisions.append(self._decide_and_act(rec, f))
+                    self._read_facts(rec, f)
+                    d = self._decide(rec, f)
+                    decisions.append(self._apply(rec, d, f))
                     for t in rec.state.trials:
                         if t not in done:   # a trial ended this window
                             rec.trials[trial_outcome(t)] += 1
@@ -198,8 +205,9 @@ class Daemon:
         self.actuator.stop_watching(name)
         log.warning(json.dumps({"event": "device_vanished", "device": name}))
 
-    def _decide_and_act(self, rec: DeviceRecord, f: WindowFeatures) -> Decision:
-        now, wall = self.clock(), self.wall()
+    def _read_facts(self, rec: DeviceRecord, f: WindowFeatures) -> None:
+        """What is true of the device now: its scheduler line, the window, and whether someone
+        changed what ioaz set (then the device goes to manual)."""
         self._refresh_scheduler(rec)
         rec.features = f
         rec.snapshot = self.observer.prev.get(rec.name)
@@ -210,12 +218,21 @@ class Daemon:
                                 for d in drift)
                 rec.state = to_manual(rec.state, f"changed behind ioaz's back: {why}")
                 log.warning(json.dumps({"event": "manual", "device": rec.name, "why": why}))
-        d = step(f, rec.state, self.config.decide.config, self.provider, now,
+
+    def _decide(self, rec: DeviceRecord, f: WindowFeatures) -> Decision:
+        """The pure part: the window and the device's state in, a decision out."""
+        d = step(f, rec.state, self.config.decide.config, self.provider, self.clock(),
                  self.config.decide.policies)
-        rec.decision, rec.decision_time = d, wall
+        rec.decision, rec.decision_time = d, self.wall()
+        return d
+
+    def _apply(self, rec: DeviceRecord, d: Decision, f: WindowFeatures) -> Decision:
+        """Carry a switch out through the actuator (or only log it, dry run); any other
+        decision just becomes the device's state."""
         if d.action != "switch":
             rec.state = d.state
             return d
+        now = d.now
         res = d.resolution
         target = res.scheduler if res else None
         before = rec.scheduler
@@ -354,8 +371,9 @@ class Daemon:
                 log.error(json.dumps({"event": "reload_rejected", "error": str(e)}))
                 raise ControlError(f"reload rejected, old configuration kept:\n{e}") from e
             self.config = new
-            self.observer.thresholds = new.thresholds
-            self.provider = _provider(new)
+            self.observer.set_thresholds(new.thresholds)
+            self.selection.update(new.include, new.exclude)
+            self.provider = self.verdicts_for(new)
             log.info(json.dumps({"event": "reload", "config": new.file}))
             return {"reloaded": new.file}
 
@@ -421,16 +439,6 @@ class Daemon:
                 self._rec(device)
             items = [h for h in self.history if device is None or h["device"] == device]
             return items[-limit:]
-
-
-def _provider(config: DaemonConfig) -> Any:
-    """The matrices; with `classifier: {type: model}` the model first, the matrices below
-    its confidence threshold (ioaz.learn.verdicts, imported only then)."""
-    matrix = MatrixVerdicts(config.decide.config.matrix_rules, config.decide.matrices)
-    if config.model is None:
-        return matrix
-    from ..learn.verdicts import ModelVerdicts
-    return ModelVerdicts(config.model, matrix, config.min_confidence)
 
 
 def _verdict_dict(d: Decision) -> dict[str, Any] | None:

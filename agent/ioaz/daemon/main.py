@@ -19,6 +19,7 @@ from ..actuate import Actuator, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
 from ..sysblock import BlockSysfs
+from .compose import build
 from .config import DEFAULT_CONFIG, ConfigError, DaemonConfig, load_config
 from .core import Daemon
 
@@ -118,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ioazd: probe: {e}", file=sys.stderr)
         return 1
 
-    daemon = Daemon(config, source, actuator, fallback_reason=why, sysfs=sysfs)
+    daemon = build(config, source, actuator, sysfs, fallback_reason=why)
     reload_wanted = threading.Event()
     signal.signal(signal.SIGHUP, lambda *_: reload_wanted.set())
     services = []

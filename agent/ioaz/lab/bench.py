@@ -262,8 +262,9 @@ def bench_daemon(args: argparse.Namespace) -> dict:
     import tempfile
 
     from ..actuate import Actuator, StateStore
+    from ..daemon.compose import build
     from ..daemon.config import load_config
-    from ..daemon.core import Daemon
+    from ..sysblock import BlockSysfs
 
     logging.getLogger("ioaz").setLevel(logging.WARNING)
     with Loops(16, 128) as devs, _probe(args) as src, tempfile.TemporaryDirectory() as tmp:
@@ -271,7 +272,8 @@ def bench_daemon(args: argparse.Namespace) -> dict:
         cfg_file.write_text(f"devices: {{include: [{', '.join(devs)}], exclude: []}}\n"
                             f"state_dir: {tmp}/state\n")
         cfg = load_config(cfg_file)
-        daemon = Daemon(cfg, src, Actuator(state=StateStore(Path(tmp) / "state")))
+        sysfs = BlockSysfs()
+        daemon = build(cfg, src, Actuator(sysfs, StateStore(Path(tmp) / "state")), sysfs)
         loads = [subprocess.Popen(
             ["fio", "--name=bg", f"--filename=/dev/{d}", "--direct=1", "--rw=randread",
              "--bs=4k", "--ioengine=psync", "--rate_iops=300",

@@ -86,11 +86,12 @@ def calibration(log=sys.stderr, device: str = MODEL_DEVICE) -> Path:
 
 def trained_models(goals: tuple[str, ...], log=sys.stderr,
                    device: str = MODEL_DEVICE) -> dict[str, Any]:
-    """goal -> ioaz.learn.model_io.Model, trained (family by GroupKFold, as ioaz-lab train)
+    """goal -> ioaz.model.file.Model, trained (family by GroupKFold, as ioaz-lab train)
     on the device model's calibration without the held-out workloads; reused while the code
     is unchanged."""
-    from ..learn import model_io, trainer
+    from ..learn import trainer
     from ..learn.dataset import read_rows
+    from ..model import file as model_file
     data = calibration(log, device)
     rows = None
     out: dict[str, Any] = {}
@@ -104,12 +105,12 @@ def trained_models(goals: tuple[str, ...], log=sys.stderr,
             print(f"report: training the {goal} model on {len({r.workload for r in rows})} "
                   f"workloads of {data.name}", file=log)
             est, fam, scores = trainer.train_final(rows, goal)
-            model_io.save(path, est, goal=goal, family=fam,
+            model_file.save(path, est, goal=goal, family=fam,
                           policy_of={r.candidate: r.policy for r in rows},
                           trained_on={"dataset": data.name, "rows": len(rows),
                                       "workloads": len({r.workload for r in rows}),
                                       "held_out": sorted(held_out()),
                                       "devices": [device]},
                           evaluation={"family_scores": scores})
-        out[goal] = model_io.load(path)
+        out[goal] = model_file.load(path)
     return out

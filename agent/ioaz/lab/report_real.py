@@ -120,8 +120,8 @@ def _mean_runs(rs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _adaptive(dev: str, phase_s: float, sysfs: BlockSysfs) -> dict[str, Any]:
+    from ioaz.daemon.compose import build
     from ioaz.daemon.config import load_config
-    from ioaz.daemon.core import Daemon
     from ioaz.probe.bpf_source import BpfSource
 
     logging.getLogger("ioaz").setLevel(logging.WARNING)
@@ -131,8 +131,7 @@ def _adaptive(dev: str, phase_s: float, sysfs: BlockSysfs) -> dict[str, Any]:
         cfg_file.write_text(f"devices: {{include: [{dev}], exclude: []}}\n"
                             f"state_dir: {tmp}/state\n")
         cfg = load_config(cfg_file)
-        daemon = Daemon(cfg, src, Actuator(sysfs, StateStore(Path(tmp) / "state")),
-                        sysfs=sysfs)
+        daemon = build(cfg, src, Actuator(sysfs, StateStore(Path(tmp) / "state")), sysfs)
         stop = threading.Event()
         t0 = time.monotonic()
 

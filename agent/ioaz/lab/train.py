@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"ioaz-lab train: needs scikit-learn and skops ({e}); pip install "
               "'ioaz[learn]' (make venv installs them)", file=sys.stderr)
         return 2
-    from ..learn import model_io, trainer
+    from ..learn import trainer
+    from ..model import file as model_file
     ds = Path(args.dataset)
     try:
         rows = read_rows(ds)
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or ds.with_name(f"{ds.stem}-{args.goal}.model.json"))
     policy_of = {r.candidate: r.policy for r in rows}
     report = {**ev, "family": fam, "family_scores": scores}
-    model_io.save(out, est, goal=args.goal, family=fam, policy_of=policy_of,
+    model_file.save(out, est, goal=args.goal, family=fam, policy_of=policy_of,
                   trained_on={"dataset": ds.name, "rows": len(rows), "workloads": n_work,
                               "devices": sorted({r.device for r in rows})},
                   evaluation={k: v for k, v in report.items() if k != "per_workload"})

@@ -1,4 +1,4 @@
-"""learn: calibrate a device, derive its decision matrices, train a classifier (issue 7).
+"""learn: calibrate a device, derive its decision matrices, train a classifier.
 
     grid.py       the workloads a calibration runs (simulated and fio), each with a stable id
     dataset.py    the CSV dataset: columns, resumable writing, reading, scores per goal
@@ -7,10 +7,9 @@
     realcal.py    calibration of a real block device: safety checks, fio, ioaz's own probe
     derive.py     dataset -> decision matrix YAML per goal, with margins and runs
     trainer.py    dataset -> scikit-learn classifier, held-out evaluation by workload
-    model_io.py   saving and loading a model safely (skops with trusted types + a manifest)
-    verdicts.py   ModelVerdicts: the daemon's VerdictProvider backed by a trained model
     progress.py   a progress line with ETA on stderr
 
-Nothing here imports scikit-learn at module level: only trainer.py and model_io's load do, when
-called, so the daemon stays light unless a model is configured.
+The model at run time (its features, its file, the verdicts ioazd takes from it) is ioaz.model:
+ioazd never imports this package. Nothing here imports scikit-learn at module level: only
+trainer.py does, when called.
 """

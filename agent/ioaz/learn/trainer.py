@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..classify.classes import Thresholds
+from ..model.features import vector_from_dict
 from .dataset import Outcome, Row, loss, outcomes
 from .derive import derive_table, row_class
-from .features import vector_from_dict
 
 
 def families() -> dict[str, Callable[[], Any]]:

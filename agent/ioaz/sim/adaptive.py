@@ -41,7 +41,7 @@ class AgentChooser:
         if model is not None:
             # as ioazd's `classifier: {type: model}`: the model first, the matrices below
             # its confidence
-            from ioaz.learn.verdicts import ModelVerdicts
+            from ioaz.model.verdicts import ModelVerdicts
             self.provider = ModelVerdicts(model, self.provider, min_confidence)
         state = initial_state(DeviceInfo(device, rotational=rotational, size_bytes=size_bytes))
         if goal is not None:

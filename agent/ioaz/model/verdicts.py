@@ -1,6 +1,6 @@
 """ModelVerdicts: a VerdictProvider (ioaz.decide.verdict) backed by a trained model.
 
-The model reads the window's features (ioaz.learn.features) and gives a score per policy: the
+The model reads the window's features (ioaz.model.features) and gives a score per policy: the
 probability that it is the best (a classifier), or its predicted share of the best performance
 (a share model: how much of the per-workload best it expects the policy to deliver). When the
 top score is at least `min_confidence`, that policy is the verdict; below, or
@@ -16,7 +16,7 @@ from ..classify.types import WindowFeatures
 from ..decide.rules import DeviceInfo
 from ..decide.verdict import MatrixVerdicts, Verdict
 from .features import vector
-from .model_io import Model
+from .file import Model
 
 TOP = 3
 

@@ -3,7 +3,7 @@
 Never a pickle: skops rebuilds only types it knows, and beyond its own defaults we trust
 exactly the types in TRUSTED (what our model families are made of). A file asking for any other
 type is refused, whatever the manifest says. The manifest carries the goal, the feature schema
-(ioaz.learn.features; a mismatch is refused before scikit-learn is even imported), the labels
+(ioaz.model.features; a mismatch is refused before scikit-learn is even imported), the labels
 and the policy each stands for, the versions it was trained with, the skops file's sha256, and
 the evaluation report.
 

@@ -1,0 +1,58 @@
+"""Building a Daemon from its configuration: which disks it manages, the observer over the probe,
+the verdict provider (matrices, or a model over them), all handed to the Daemon, which builds
+none of its collaborators itself. ioazd's main, the lab and the tests build it through here.
+"""
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable, Sequence
+
+from ..actuate import Actuator
+from ..decide import MatrixVerdicts
+from ..decide.verdict import VerdictProvider
+from ..observe import Observer
+from ..probe import Source
+from ..sysblock import BlockSysfs
+from .config import DaemonConfig
+from .core import Daemon
+
+
+class Selection:
+    """The disks ioazd manages: devices.include minus devices.exclude (globs on the kernel's
+    disk names), among the disks that have a scheduler. A reload replaces the globs."""
+
+    def __init__(self, include: Sequence[str], exclude: Sequence[str],
+                 sysfs: BlockSysfs) -> None:
+        self.sysfs = sysfs
+        self.update(include, exclude)
+
+    def update(self, include: Sequence[str], exclude: Sequence[str]) -> None:
+        self.include, self.exclude = list(include), list(exclude)
+
+    def managed(self, name: str) -> bool:
+        return any(fnmatch.fnmatchcase(name, g) for g in self.include) and not any(
+            fnmatch.fnmatchcase(name, g) for g in self.exclude)
+
+    def scan(self) -> list[str]:
+        return [d for d in self.sysfs.scheduled_disks() if self.managed(d)]
+
+
+def verdicts_for(config: DaemonConfig) -> VerdictProvider:
+    """The matrices; with `classifier: {type: model}` the model first, the matrices below its
+    confidence threshold (ioaz.model, imported only then: it pulls in scikit-learn)."""
+    matrix = MatrixVerdicts(config.decide.config.matrix_rules, config.decide.matrices)
+    if config.model is None:
+        return matrix
+    from ..model.verdicts import ModelVerdicts
+    return ModelVerdicts(config.model, matrix, config.min_confidence)
+
+
+def build(config: DaemonConfig, source: Source, actuator: Actuator, sysfs: BlockSysfs,
+          fallback_reason: str | None = None,
+          clock: Callable[[], float] = time.monotonic,
+          wall: Callable[[], float] = time.time) -> Daemon:
+    selection = Selection(config.include, config.exclude, sysfs)
+    observer = Observer(source, config.thresholds, selection.scan, sysfs)
+    return Daemon(config, observer, selection, verdicts_for, actuator, sysfs,
+                  fallback_reason=fallback_reason, clock=clock, wall=wall)
