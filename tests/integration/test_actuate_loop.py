@@ -21,7 +21,8 @@ from ioaz import sysblock as sf
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.bench import loop_device
 from ioaz.actuate.state import STATE_FILE, StateStore
-from ioaz.actuate.types import QueueSettings, Realisation
+from ioaz.actuate.types import QueueSettings
+from ioaz.realisation import Realisation
 from ioaz.sysblock import BlockSysfs
 
 pytestmark = pytest.mark.root

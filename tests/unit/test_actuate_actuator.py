@@ -11,7 +11,8 @@ from ioaz import sysblock as sf
 from ioaz.actuate.actuator import Actuator, RetryPolicy
 from ioaz.actuate.recover import recover
 from ioaz.actuate.state import StateStore
-from ioaz.actuate.types import QueueSettings, Realisation
+from ioaz.actuate.types import QueueSettings
+from ioaz.realisation import Realisation
 
 
 @pytest.fixture

@@ -9,8 +9,9 @@ from ioaz.actuate.knob_rules import (
     raid_queue_depth,
     tune,
 )
-from ioaz.actuate.types import QueueSettings, Realisation
+from ioaz.actuate.types import QueueSettings
 from ioaz.classify.types import WindowFeatures, WorkloadClass
+from ioaz.realisation import Realisation
 
 
 def features(p99: float | None = 0.004, seq: float | None = 0.1,

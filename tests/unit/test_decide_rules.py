@@ -101,3 +101,19 @@ def test_resolve_says_why_it_fell_back_or_failed() -> None:
         in r.reason
     r = resolve("kyber", table, ["mq-deadline", "none"])
     assert r.scheduler is None and "none of kyber offered" in r.reason
+
+
+def test_every_reason_a_decision_gives_is_described() -> None:
+    """The reasons damping.py gives are the enum's, and each has an operator's description."""
+    import re
+    from pathlib import Path
+
+    from ioaz.decide import damping
+    from ioaz.decide.reasons import DESCRIPTION, Reason, describe
+
+    assert set(DESCRIPTION) == set(Reason) and all(DESCRIPTION.values())
+    used = set(re.findall(r"Reason\.([A-Z_]+)", Path(damping.__file__).read_text()))
+    assert used and used <= {r.name for r in Reason}
+    assert describe("cooldown").startswith("a window right after a switch")
+    assert describe("not-a-reason") == ""
+    assert f"{Reason.FLIP_FLOP}" == "flip_flop"    # labels and JSON keep the plain names

@@ -8,17 +8,18 @@
     bench.py       the queue stall of each scheduler switch under fio load
 """
 from ioaz.actuate.actuator import Actuator, RetryPolicy
-from ioaz.actuate.knob_rules import DeviceInfo, tune
+from ioaz.actuate.knob_rules import tune
 from ioaz.actuate.recover import recover
 from ioaz.actuate.state import StateStore
 from ioaz.actuate.types import (
     ActuationResult,
     Drift,
     QueueSettings,
-    Realisation,
     RestoreResult,
     WriteStep,
 )
+from ioaz.device import DeviceInfo
+from ioaz.realisation import Realisation
 from ioaz.sysblock import BlockSysfs
 
 __all__ = [

@@ -17,19 +17,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ioaz import sysblock as sf
-from ioaz.actuate.knob_rules import DeviceInfo, tune
+from ioaz.actuate.knob_rules import tune
 from ioaz.actuate.state import DEFAULT_STATE_DIR, StateStore
 from ioaz.actuate.types import (
     ActuationResult,
     Drift,
     QueueSettings,
-    Realisation,
     RestoreResult,
     Value,
     WriteStep,
     sysfs_text,
 )
 from ioaz.classify.types import WindowFeatures
+from ioaz.device import DeviceInfo
+from ioaz.realisation import Realisation
 
 # What one device can throw at us: the kernel's errno, an unparsable sysfs line, a state entry
 # edited by hand into the wrong shape. Caught per device; anything else is our bug and propagates.

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.state import StateStore
-from ioaz.actuate.types import Realisation
+from ioaz.realisation import Realisation
 from ioaz.sysblock import NR_REQUESTS, READ_AHEAD_KB, SCHEDULER, BlockSysfs
 
 SCHEDULERS = ("none", "mq-deadline", "bfq", "kyber")

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ioaz.actuate.types import QueueSettings, Realisation, Value
+from ioaz.actuate.types import QueueSettings, Value
 from ioaz.classify.types import WindowFeatures
+from ioaz.device import DeviceInfo
+from ioaz.realisation import Realisation
 
 # mq-deadline's defaults (block/mq-deadline.c, also Carroll Table 2.2): reads expire after 500 ms,
 # writes after 5 s. The rule keeps their 1:10 ratio when it scales them.
@@ -31,23 +33,6 @@ RAID_QUEUE_DEPTH = 32
 # A window is "random" below this share of sequential requests (same threshold as classify's
 # default split; the rule only needs to know random from sequential).
 RANDOM_SEQ_RATIO = 0.5
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """What the rules need to know about a device (read by the caller, passed in)."""
-
-    name: str
-    rotational: bool | None = None
-    queue_depth: int | None = None   # device/queue_depth (SCSI, RAID controllers)
-    hw_tags: int | None = None       # blk-mq tags of hardware queue 0: requests accepted at once
-    raid: bool = False                  # said by the configuration's device rules
-
-    @property
-    def queues_commands(self) -> bool:
-        """The device takes more than one request at a time (command queueing, Carroll 2.1.3)."""
-        depth = self.queue_depth if self.queue_depth is not None else self.hw_tags
-        return depth is not None and depth > 1
 
 
 @dataclass

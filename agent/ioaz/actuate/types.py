@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-Value = str | int | float
+from ioaz.realisation import Value
 
 
 def sysfs_text(value: Value) -> str:
@@ -20,18 +20,6 @@ def sysfs_text(value: Value) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value).strip()
-
-
-@dataclass(frozen=True)
-class Realisation:
-    """A concrete kernel scheduler and its knobs (one entry of policies.yaml)."""
-
-    scheduler: str
-    knobs: Mapping[str, Value] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Realisation:
-        return cls(scheduler=str(d["scheduler"]), knobs=dict(d.get("knobs") or {}))
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,8 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
     d = r.get("decision")
     if d:
         print(f"decision: {d['action']} ({d['reason']}): {d['text']}", file=out)
+        if d.get("reason_means"):
+            print(f"  {d['reason']}: {d['reason_means']}", file=out)
         v = d.get("verdict") or {}
         if v:
             print(f"  verdict: {_s(v.get('policy'))} from {_s(v.get('matrix'))} cell "

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..actuate import Actuator
-from ..actuate.types import Realisation
 from ..classify.types import WindowFeatures
 from ..decide import (
     Decision,
@@ -35,12 +34,14 @@ from ..decide import (
     unpin,
 )
 from ..decide.matrix import GOALS
-from ..decide.rules import DeviceInfo
+from ..decide.reasons import describe
 from ..decide.trial import trial_outcome
 from ..decide.verdict import VerdictProvider
+from ..device import DeviceInfo
 from ..observe import Observer
 from ..probe import Source
 from ..probe.snapshot import DeviceSnapshot
+from ..realisation import Realisation
 from ..sysblock import BlockSysfs
 from .config import ConfigError, DaemonConfig, load_config
 
@@ -410,7 +411,8 @@ class Daemon:
             d = rec.decision
             return {**self.device_status(rec),
                     "features": rec.features.observe_dict() if rec.features else None,
-                    "decision": {"action": d.action, "reason": d.reason, "text": d.text,
+                    "decision": {"action": d.action, "reason": d.reason,
+                                 "reason_means": describe(d.reason), "text": d.text,
                                  "verdict": _verdict_dict(d),
                                  "resolution": _resolution_dict(d)} if d else None,
                     "state": rec.state.as_dict(),

@@ -8,6 +8,8 @@ Pure functions (the only I/O is loading YAML at start-up). The public surface:
     d = step(features, state, ctx.config, provider, now, ctx.policies)
     state = d.state            # or on_switch_failed(state, now) if the actuator failed
 """
+from ..device import DeviceInfo
+from ..realisation import Realisation
 from .config import (
     DEFAULT_MATRIX_DIR,
     DEFAULT_RULES,
@@ -16,16 +18,7 @@ from .config import (
     config_from_doc,
     load_context,
 )
-from .located import Doc, Issue, ValidationError, load_file, load_text
-from .matrix import GOALS, Cell, Matrix, Source, load_matrix
-from .policies import (
-    PolicyTable,
-    Realisation,
-    Resolution,
-    load_policies,
-    resolve,
-)
-from .policy import (
+from .damping import (
     Decision,
     DeviceState,
     Mode,
@@ -41,8 +34,15 @@ from .policy import (
     to_manual,
     unpin,
 )
+from .located import Doc, Issue, ValidationError, load_file, load_text
+from .matrix import GOALS, Cell, Matrix, Source, load_matrix
+from .policies import (
+    PolicyTable,
+    Resolution,
+    load_policies,
+    resolve,
+)
 from .rules import (
-    DeviceInfo,
     GoalRule,
     MatrixChoice,
     Rule,

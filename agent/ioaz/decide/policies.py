@@ -7,21 +7,15 @@ choice is missing (our fifo/vr/stream modules on a kernel without them) it says 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..realisation import Realisation, Value
 from .located import Doc, ValidationError, load_file
 from .schema import Schema
 
 DEFAULT_POLICIES = Path(__file__).resolve().parents[3] / "decision_matrices" / "policies.yaml"
-
-
-@dataclass(frozen=True)
-class Realisation:
-    scheduler: str
-    knobs: dict[str, int | str] = field(default_factory=dict)
-    note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -39,7 +33,7 @@ class Resolution:
 
     policy: str
     scheduler: str | None             # None: the device offers none of the realisations
-    knobs: dict[str, int | str]
+    knobs: dict[str, Value]
     fell_back: bool                      # not the first choice
     reason: str                          # human text; says what was missing
     skipped: tuple[str, ...] = ()        # schedulers tried first and not offered

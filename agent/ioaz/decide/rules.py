@@ -18,16 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..device import DeviceInfo
+
 _SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
-
-
-@dataclass(frozen=True)
-class DeviceInfo:
-    """Static facts about a device, read by the daemon from sysfs."""
-
-    name: str                       # kernel name: sda, nvme0n1, loop3
-    rotational: bool | None = None  # queue/rotational; None when unknown
-    size_bytes: int | None = None   # size * 512
 
 
 @dataclass(frozen=True)

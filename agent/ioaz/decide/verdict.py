@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..classify.types import WindowFeatures
+from ..device import DeviceInfo
 from .matrix import Matrix
-from .rules import DeviceInfo, Rule, select_matrix
+from .rules import Rule, select_matrix
 
 
 @dataclass(frozen=True)

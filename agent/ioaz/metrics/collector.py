@@ -178,7 +178,8 @@ class _DeviceFamilies:
             "ioaz_request_size_bytes", "Request size at completion since the probe started "
             "(BPF log2 buckets; on busy disks of the requests sampled)", labels=dev)
         self.switches = CounterMetricFamily(
-            "ioaz_switches", "Scheduler switches ioaz made, by what caused them",
+            "ioaz_switches", "Scheduler switches ioaz made, by what caused them (reason: "
+            "matrix, model, pin or trial; `ioazctl explain DEVICE` says what each means)",
             labels=dev + ["from", "to", "reason"])
         self.trials = CounterMetricFamily(
             "ioaz_trials", "Trials of a near-tie matrix cell's runner-up that ended, by "

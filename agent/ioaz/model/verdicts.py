@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..classify.types import WindowFeatures
-from ..decide.rules import DeviceInfo
 from ..decide.verdict import MatrixVerdicts, Verdict
+from ..device import DeviceInfo
 from .features import vector
 from .file import Model
 

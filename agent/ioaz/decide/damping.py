@@ -2,21 +2,10 @@
 
 Pure: no clock, no sysfs. `now` is passed in (seconds, any epoch), so ioazd and the
 simulator drive the same code. The verdict comes from any VerdictProvider; this module only
-decides whether acting on it now is wise:
-
-  manual / paused        the administrator (or someone behind our back) owns the device
-  pin                    the administrator's policy, until it expires
-  idle / too_few_requests  nothing to judge: the window is not evidence
-  cooldown               a window right after a switch measures the switch, not the workload
-  hysteresis             the same verdict in N consecutive judged windows (fewer,
-                         first_choice_windows, while the scheduler is the one found at start)
-  dwell                  a minimum time on a scheduler before leaving it
-  flip_flop              after A -> B -> A (or A -> B -> C -> A) where B (and C) lasted
-                         under flip_flop_stay_s, B again only return_hold_s after the
-                         return (a verdict the scheduler itself shapes can cycle)
-  budget                 at most K automatic switches per sliding hour
-  trial                  a near-tie cell's runner-up measured against its policy (trial.py),
-                         at most max_trials_per_hour, outside the budget
+decides whether acting on it now is wise. Every decision carries one of reasons.Reason (the
+table there says what each means): the administrator's modes first, then windows that are
+no evidence, then the damping (cooldown, hysteresis, dwell, flip-flop guard, switch budget),
+then trials of a near-tie cell's runner-up (trial.py).
 """
 from __future__ import annotations
 
@@ -25,9 +14,11 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ..classify.types import WindowFeatures
+from ..device import DeviceInfo
 from .config import DecideConfig
 from .policies import PolicyTable, Resolution, resolve
-from .rules import DeviceInfo, goal_for
+from .reasons import Reason
+from .rules import goal_for
 from .trial import (
     Trial,
     TrialResult,
@@ -116,7 +107,7 @@ class Decision:
     device: str
     now: float
     action: str                       # "switch" | "hold"
-    reason: str                       # machine reason (see module docstring), or "matrix"
+    reason: Reason                    # why (reasons.py), a str: labels and JSON as before
     text: str                         # human explanation
     policy: str | None             # the policy in force after this decision
     previous: str | None           # the policy in force before it
@@ -143,6 +134,11 @@ class Decision:
         }
 
 
+def _by(verdict: Verdict) -> Reason:
+    """The verdict's source as a reason: a model's (provider "model:NAME") or the matrix's."""
+    return Reason.MODEL if verdict.provider.startswith("model") else Reason.MATRIX
+
+
 def request_count(f: WindowFeatures) -> int:
     """Requests completed in the window; derived from iops when the source gives no count."""
     return f.requests if f.requests else round(f.iops * f.window_s)
@@ -162,7 +158,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     state = replace(state, switches=tuple(t for t in state.switches if now - t < HOUR_S),
                     trial_starts=tuple(t for t in state.trial_starts if now - t < HOUR_S))
 
-    def out(action: str, reason: str, text: str, new_state: DeviceState,
+    def out(action: str, reason: Reason, text: str, new_state: DeviceState,
             verdict: Verdict | None = None, resolution: Resolution | None = None,
             ) -> Decision:
         return Decision(
@@ -175,32 +171,32 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         )
 
     if state.mode is Mode.MANUAL:
-        return out("hold", "manual", f"manual: left alone until resumed ({state.note})"
+        return out("hold", Reason.MANUAL, f"manual: left alone until resumed ({state.note})"
                    if state.note else "manual: left alone until resumed", state)
     if state.mode is Mode.PAUSED:
-        return out("hold", "paused", "paused by the administrator", state)
+        return out("hold", Reason.PAUSED, "paused by the administrator", state)
 
     if state.mode is Mode.PINNED and state.pin:
         pin = state.pin
         left = "" if pin.until is None else f", {pin.until - now:.0f} s left"
         if state.policy == pin.policy:
-            return out("hold", "pin", f"pinned to {pin.policy}{left}", state)
+            return out("hold", Reason.PIN, f"pinned to {pin.policy}{left}", state)
         res = resolve(pin.policy, policies, state.available) if policies and state.available \
             else None
         if res is not None and res.scheduler is None:
-            return out("hold", "unavailable", f"pinned to {pin.policy}, but {res.reason}", state,
-                       resolution=res)
+            return out("hold", Reason.UNAVAILABLE, f"pinned to {pin.policy}, but {res.reason}",
+                       state, resolution=res)
         # The administrator asked for it: no hysteresis, dwell or budget, but it is counted.
-        return out("switch", "pin", f"pinned to {pin.policy}{left}",
+        return out("switch", Reason.PIN, f"pinned to {pin.policy}{left}",
                    _switched(state, pin.policy, now), resolution=res)
 
     # -- auto ----------------------------------------------------------------------------
     n = request_count(features)
     if features.iops < config.idle_iops or n == 0:
-        return out("hold", "idle", f"idle ({features.iops:.1f} IO/s < {config.idle_iops:g}): "
+        return out("hold", Reason.IDLE, f"idle ({features.iops:.1f} IO/s < {config.idle_iops:g}): "
                                    "nothing to judge", state)
     if n < config.min_requests:
-        return out("hold", "too_few_requests",
+        return out("hold", Reason.TOO_FEW_REQUESTS,
                    f"{n} requests < {config.min_requests}: too few to judge", state)
     state = replace(state, window_pids=(state.window_pids + (active_pids(features),))[
         -PID_WINDOWS:])
@@ -211,7 +207,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         if moved:
             return _trial_abandon(state, moved, now, out, policies)
     if state.last_switch is not None and now - state.last_switch < config.cooldown_s:
-        return out("hold", "cooldown",
+        return out("hold", Reason.COOLDOWN,
                    f"{now - state.last_switch:.1f} s after a switch (< {config.cooldown_s:g} s):"
                    " this window measures the switch, not the workload", state)
 
@@ -221,7 +217,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     verdict = provider.verdict(features, state.info, goal)
     wanted = verdict.policy
     if wanted is None:
-        return out("hold", "no_verdict", verdict.text, state, verdict)
+        return out("hold", Reason.NO_VERDICT, verdict.text, state, verdict)
     live = live_results(state.trials, now, config)
     kept = kept_for(verdict, live)
     if kept is not None:
@@ -240,31 +236,32 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     needed = min(config.first_choice_windows, config.hysteresis_windows) if found \
         else config.hysteresis_windows
     if streak < needed:
-        return out("hold", "hysteresis",
+        return out("hold", Reason.HYSTERESIS,
                    f"{verdict.text}; seen {streak} of {needed} windows"
                    + (" (first choice)" if found else ""), state2, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
-        return out("hold", "dwell",
+        return out("hold", Reason.DWELL,
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
                    f"(< {config.min_dwell_s:g} s)", state2, verdict)
     cyc = _flip_flop(state, wanted, now, config.return_hold_s, config.flip_flop_stay_s,
                      active_pids(features))
     if cyc is not None:
         path, stay, ago = cyc
-        return out("hold", "flip_flop",
+        return out("hold", Reason.FLIP_FLOP,
                    f"{verdict.text}; {' -> '.join(path)} ({wanted} left after {stay:.0f} s), "
                    f"the return {ago:.0f} s ago: {wanted} again only "
                    f"{config.return_hold_s:g} s after it",
                    replace(state2, cycle=tuple(sorted(set(path)))), verdict)
     if len(state.switches) >= config.max_switches_per_hour:
-        return out("hold", "budget",
+        return out("hold", Reason.BUDGET,
                    f"{verdict.text}; switch budget spent ({len(state.switches)} of "
                    f"{config.max_switches_per_hour} in the last hour)", state2, verdict)
     res = resolve(wanted, policies, state.available) if policies and state.available else None
     if res is not None and res.scheduler is None:
-        return out("hold", "unavailable", f"{verdict.text}; {res.reason}", state2, verdict, res)
+        return out("hold", Reason.UNAVAILABLE, f"{verdict.text}; {res.reason}", state2,
+                   verdict, res)
     text = verdict.text + (f"; {res.reason}" if res is not None and res.fell_back else "")
-    return out("switch", verdict.provider.split(":")[0], text,
+    return out("switch", _by(verdict), text,
                _switched(state, wanted, now, auto=True, pids=state.workload_pids()),
                verdict, res)
 
@@ -321,16 +318,16 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     runner = should_start(verdict, goal, state.settled_n, state.recent, state.trials, config)
     wc = features.workload_class
     if runner is None or cid is None or wc is None or state.policy is None:
-        return out("hold", verdict.provider.split(":")[0], hold_text, state, verdict)
+        return out("hold", _by(verdict), hold_text, state, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
-        return out("hold", verdict.provider.split(":")[0], hold_text, state, verdict)
+        return out("hold", _by(verdict), hold_text, state, verdict)
     if len(state.trial_starts) >= config.max_trials_per_hour:
-        return out("hold", verdict.provider.split(":")[0], hold_text + f"; the runner-up "
+        return out("hold", _by(verdict), hold_text + f"; the runner-up "
                    f"{runner} is not tried: {len(state.trial_starts)} trials in the last hour "
                    f"(max_trials_per_hour {config.max_trials_per_hour})", state, verdict)
     res = resolve(runner, policies, state.available) if policies and state.available else None
     if res is not None and res.scheduler is None:
-        return out("hold", verdict.provider.split(":")[0], hold_text + f"; the runner-up "
+        return out("hold", _by(verdict), hold_text + f"; the runner-up "
                    f"{runner} cannot be tried: {res.reason}", state, verdict)
     base_value = sum(state.recent) / len(state.recent)
     trial = Trial(cid, state.policy, runner, base_value, wc.processes, now,
@@ -339,7 +336,7 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
             f"(the cell's lead over it is {verdict.margin_points:g} points) for "
             f"{config.trial_windows} windows against {base_value / 1e6:.2f} MB/s under "
             f"{state.policy}")
-    return out("switch", "trial", text,
+    return out("switch", Reason.TRIAL, text,
                replace(_switched(state, runner, now, trial=True), trial=trial,
                        trial_starts=state.trial_starts + (now,)),
                verdict, res)
@@ -366,14 +363,14 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
         return _trial_abandon(state, why, now, out, policies)
     values = t.values + (value,)
     if len(values) < config.trial_windows:
-        return out("hold", "trial",
+        return out("hold", Reason.TRIAL,
                    f"trial of {t.runner_up} for cell {key}: window {len(values)} of "
                    f"{config.trial_windows}, {value / 1e6:.2f} MB/s against "
                    f"{t.base_value / 1e6:.2f} MB/s under {t.base}",
                    replace(state, trial=replace(t, values=values)))
     result = conclude(replace(t, values=values), now, config)
     if result.kept:
-        return out("hold", "trial",
+        return out("hold", Reason.TRIAL,
                    f"trial of {t.runner_up} for cell {key}: {result.why}: {t.runner_up} kept "
                    f"for this cell for {config.trial_retry_s:g} s",
                    replace(state, trial=None, trials=state.trials + (result,), settled=None,
@@ -400,7 +397,7 @@ def _trial_back(state: DeviceState, result: TrialResult, now: float, out: Any,
         if policies and state.available else None
     back = _switched(replace(state, trial=None, trials=state.trials + (result,)), result.base,
                      now, trial=True)
-    return out("switch", "trial", f"{text}: back to {result.base}", back, resolution=res)
+    return out("switch", Reason.TRIAL, f"{text}: back to {result.base}", back, resolution=res)
 
 
 def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
