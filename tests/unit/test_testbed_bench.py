@@ -142,3 +142,29 @@ def test_simulator_comparison() -> None:
     assert not cmp["par-read"]["same_winner"]
     twins = bench_sim.twins(5, 5)
     assert set(twins) == {"par-read", *(f"phases:{p}" for p in ph)}
+
+
+def test_dry_run_control_and_timeline(tmp_path: Path) -> None:
+    """ioazd-dry is a control, not a contender for the targets; its (dry) switches are not
+    in a timeline; its cost is its throughput over the kernel default's, paired by round."""
+    from ioaz.testbed import bench
+
+    cfg = bench.contender_configs(["ioazd", bench.DRY, "ioazd-throughput", "bfq"])
+    assert set(cfg) == {"ioazd", bench.DRY, "ioazd-throughput"}
+    assert cfg[bench.DRY]["dry_run"] is True and cfg["ioazd"]["dry_run"] is False
+    assert cfg["ioazd-throughput"]["decide"]["goal"] == "throughput"
+    log = tmp_path / "x.ioazd.log"
+    log.write_text(
+        '1.0 {"event": "start"}\n2.0 @@ workload start\n'
+        '4.5 x INFO {"event": "switch", "device": "sdb", "to": "bfq", "policy": "anticipatory",'
+        ' "reason": "matrix", "dry_run": false}\n'
+        '5.0 x INFO {"event": "switch", "device": "sdb", "to": "none", "policy": "fcfs",'
+        ' "reason": "matrix", "dry_run": true}\n'
+        '6.0 x INFO {"event": "switch", "device": "sda", "to": "none", "dry_run": false}\n')
+    tl = bench.timeline(log, "sdb")
+    assert [(e["t"], e["to"]) for e in tl] == [(2.5, "bfq")]
+    runs = {"mq-deadline": [_row(0, 10.0), _row(1, 20.0)],
+            bench.DRY: [_row(0, 9.0), _row(1, 18.0)]}
+    an = bench_report.analyse({"par-read": runs})
+    assert an["observe_cost"]["par-read"]["ratio"] == pytest.approx(0.9)
+    assert not any(bench.DRY in t for t, _, _ in an["targets"])

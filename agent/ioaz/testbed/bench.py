@@ -27,6 +27,7 @@ STATIC = ("none", "mq-deadline", "bfq", "kyber", "fifo", "vr", "stream")
 RULES = {"kernel default": "mq-deadline", "bfq rule": "bfq", "kyber everywhere": "kyber"}
 GOALS = ("min", "max", "mean", "throughput", "latency")   # daemon config's decide.goal
 GUEST_STATE = "/run/ioaz-bench/ioazd"
+DRY = "ioazd-dry"
 
 
 @dataclass
@@ -62,10 +63,15 @@ def ioazd_config(goal: str | None) -> dict[str, Any]:
 
 
 def contender_configs(contenders: list[str]) -> dict[str, Any]:
+    """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, and `ioazd-dry`, the
+    control: ioazd observing and deciding but never writing (dry_run), so that its run against
+    the kernel default's is what observing alone costs in this guest."""
     out = {}
     for c in contenders:
         if c == "ioazd":
             out[c] = ioazd_config(None)
+        elif c == DRY:
+            out[c] = {**ioazd_config(None), "dry_run": True}
         elif c.startswith("ioazd-"):
             out[c] = ioazd_config(c.removeprefix("ioazd-"))
     return out
@@ -158,8 +164,8 @@ def timeline(log: Path, device: str) -> list[dict[str, Any]]:
             ev = json.loads(rest[i:])
         except ValueError:
             continue
-        if ev.get("device") == device and ev.get("event") in ("switch", "policy_change",
-                                                               "switch_failed"):
+        if ev.get("device") == device and not ev.get("dry_run") and ev.get("event") in (
+                "switch", "policy_change", "switch_failed"):
             events.append({"t": round(float(t_text) - t_start, 1), "event": ev["event"],
                            "to": ev.get("to"), "policy": ev.get("policy"),
                            "reason": ev.get("reason")})

@@ -15,7 +15,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--workloads", default="all",
                    help="comma list of " + ", ".join(workloads.BY_NAME) + " (default: all)")
     g.add_argument("--contenders", default=",".join([*bench.STATIC, "ioazd"]),
-                   help="static schedulers, ioazd (the shipped config) and ioazd-GOAL "
+                   help="static schedulers, ioazd (the shipped config), ioazd-GOAL and "
+                        "ioazd-dry (observes only: what observing costs) "
                         "(default: %(default)s)")
     g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
@@ -29,11 +30,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def plan_from(args: argparse.Namespace) -> bench.Plan:
     cs = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    bad = [c for c in cs if c not in bench.STATIC and c != "ioazd"
+    bad = [c for c in cs if c not in bench.STATIC and c not in ("ioazd", bench.DRY)
            and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)]
     if bad:
         raise ValueError(f"--contenders: unknown {', '.join(bad)}; use "
-                         f"{', '.join(bench.STATIC)}, ioazd, ioazd-GOAL "
+                         f"{', '.join(bench.STATIC)}, ioazd, {bench.DRY}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)})")
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ioaz.lab.report import Report, figure
 from ioaz.testbed import measure
-from ioaz.testbed.bench import RULES, STATIC
+from ioaz.testbed.bench import DRY, RULES, STATIC
 from ioaz.testbed.workloads import BY_NAME
 
 Table = dict[str, dict[str, list[dict[str, Any]]]]
@@ -100,6 +100,11 @@ def analyse(table: Table) -> dict[str, Any]:
                     res["contenders"][c]["vs_oracle_ci"] = s.ci95
         out["workloads"][w] = res
     out["mean_vs_best"] = {c: statistics.fmean(v) for c, v in norm.items() if v}
+    # the control: ioazd observing only, against the scheduler it leaves in place
+    out["observe_cost"] = {
+        w: (lambda r: {"ratio": r.mean, "ci": r.ci95})(
+            paired(runs[DRY], runs["mq-deadline"], "mb_s"))
+        for w, runs in table.items() if DRY in runs and "mq-deadline" in runs}
     out["targets"] = targets(out)
     return out
 
@@ -108,7 +113,7 @@ def targets(a: dict[str, Any]) -> list[tuple[str, str, str]]:
     """(target, measured, met) for the issue's targets that this run's workloads cover."""
     rows: list[tuple[str, str, str]] = []
     ws = a["workloads"]
-    for name in (c for c in a["contenders"] if c.startswith("ioazd")):
+    for name in (c for c in a["contenders"] if c.startswith("ioazd") and c != DRY):
         ok, worst, cells = True, None, []
         for w, r in ws.items():
             me = r["contenders"].get(name)
@@ -152,6 +157,11 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
     rep.data["testbed"] = {"meta": meta, "analysis": a}
     for t, got, met in a["targets"]:
         rep.summary.append(f"{t}: {got} ({met})")
+    if a.get("observe_cost"):
+        rep.summary.append(
+            "what observing alone costs in this guest (ioazd dry run x the kernel default it "
+            "leaves in place): " + ", ".join(f"{w} {c['ratio']:.2f} ± {c['ci']:.2f}"
+                                             for w, c in a["observe_cost"].items()))
     sec = rep.section("How this was run")
     sec.text(
         f"Debian 12 guest, kernel {meta.get('guest_kernel', meta['kernel'])}, under qemu TCG; "
