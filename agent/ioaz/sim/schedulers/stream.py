@@ -202,6 +202,11 @@ class Stream(Scheduler):
         self.parents.append(p)
         if not self.idle or size < self.thr:
             return
+        # Waiting pays only when the child comes after this completion: not after an
+        # asynchronous request (its submitter did not wait for it), nor when the pending
+        # request continues the stream (the base serves it next anyway).
+        if not rq.sync or (pending is not None and pending.sector == pos):
+            return
         if self._expired(now) is not None:
             self.waits_cut += 1
             self.in_stream = False
