@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from .types import PROCESS_BUCKETS, WindowFeatures, WorkloadClass
+from .types import DEFAULT_PROCESS_SHARE, PROCESS_BUCKETS, WindowFeatures, WorkloadClass
 
 DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[3] / "decision_matrices" / "thresholds.yaml"
 
@@ -21,7 +21,7 @@ class ThresholdsError(ValueError):
 
 @dataclass(frozen=True)
 class Thresholds:
-    min_process_share: float = 0.02
+    min_process_share: float = DEFAULT_PROCESS_SHARE
     process_buckets: dict[str, int] = field(
         default_factory=lambda: {"1": 2, "4": 5, "8": 11})
     sequential_min_seq_ratio: float = 0.5

@@ -4,7 +4,7 @@ from __future__ import annotations
 from ..probe.layout import DIRS
 from ..probe.snapshot import DeviceSnapshot
 from .counters import delta, delta_list, log2_percentile
-from .types import WindowFeatures
+from .types import DEFAULT_PROCESS_SHARE, WindowFeatures
 
 READ, WRITE, DISCARD = DIRS.index("read"), DIRS.index("write"), DIRS.index("discard")
 
@@ -40,7 +40,7 @@ def pids_over_share(per: dict[int, int], min_share: float) -> tuple[int, ...]:
 
 
 def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
-                     min_process_share: float = 0.01) -> WindowFeatures:
+                     min_process_share: float = DEFAULT_PROCESS_SHARE) -> WindowFeatures:
     """The features of the window between two snapshots of the same device."""
     window_s = max((new.t_ns - old.t_ns) / 1e9, 1e-9)
     done = delta_list(new.completed, old.completed)
@@ -103,4 +103,5 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         threads=active_processes(new.threads, old.threads, min_process_share),
         thread_bios=process_bios(new.threads, old.threads),
         bios=bios,
+        process_share=min_process_share,
     )

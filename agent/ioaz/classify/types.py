@@ -9,6 +9,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 PROCESS_BUCKETS = ("1", "4", "8", "16+")
+# A process (or thread) counts when it submitted at least this share of the window's bios; the
+# one default of thresholds.yaml's min_process_share, which the daemon and observe read.
+DEFAULT_PROCESS_SHARE = 0.02
 PATTERNS = ("sequential", "random")
 MODES = ("read", "write")
 # Requests in flight per process (ours, not IOAZ's): "shallow" ~1, a process that waits for
@@ -95,6 +98,7 @@ class WindowFeatures:
     threads: int | None = None
     thread_bios: dict[int, int] = field(default_factory=dict)   # this window's bios per tid
     bios: int | None = None   # bios the probe saw this window (a sample when sampled)
+    process_share: float = DEFAULT_PROCESS_SHARE   # the cut `processes` and `threads` used
     latency_hist: dict[int, int] = field(default_factory=dict)  # log2 ns bucket -> count
     size_hist: dict[int, int] = field(default_factory=dict)     # log2 bytes bucket -> count
 

@@ -77,14 +77,14 @@ def measure(features: WindowFeatures, goal: str) -> float | None:
     return features.read_bytes_per_s + features.write_bytes_per_s
 
 
-def active_pids(features: WindowFeatures, min_share: float = 0.01) -> tuple[int, ...]:
-    """The processes that submitted at least min_share of the window's bios (the share the
-    class's process count uses); () when the source does not say (diskstats).
+def active_pids(features: WindowFeatures) -> tuple[int, ...]:
+    """The processes that submitted at least the window's share cut of its bios (the cut its
+    process count used); () when the source does not say (diskstats).
 
     Processes (TGIDs), not threads, though the class counts threads: this says which workload
     drives the device, and a threaded server's pool (per-request or recycled workers) changes
     its thread ids while it stays the same workload; its process ids stay."""
-    return pids_over_share(features.process_bios, min_share)
+    return pids_over_share(features.process_bios, features.process_share)
 
 
 def other_processes(trial: Trial, pids: tuple[int, ...]) -> str | None:

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import repeat
 from typing import Any
 
-from ioaz.classify.types import WindowFeatures
+from ioaz.classify.types import DEFAULT_PROCESS_SHARE, WindowFeatures
 from ioaz.sim.devices import Device
 from ioaz.sim.request import SECTOR, Request
 from ioaz.sim.schedulers import Scheduler, make_scheduler
@@ -33,7 +33,6 @@ SEQ_STREAMS = 16         # stream heads remembered, as the probe does (IOAZ_STRE
 SEQ_CONFIRM = 3          # continuations before a stream counts (bpf/ioaz.bpf.c IOAZ_STREAM_CONFIRM)
 HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
 # a process counts if it submitted this share of the window's bios (classify/features.py)
-MIN_PROCESS_SHARE = 0.01
 _log2 = math.log2
 _NS = 1e9
 
@@ -384,7 +383,7 @@ class Simulator:
             read_bytes_per_s=w.rbytes / span, write_bytes_per_s=w.wbytes / span,
             read_ratio=w.reads / done if done else None,
             seq_ratio=w.seq / w.bios if w.bios else None,
-            processes=sum(1 for n in w.pids.values() if n >= MIN_PROCESS_SHARE * w.bios),
+            processes=sum(1 for n in w.pids.values() if n >= DEFAULT_PROCESS_SHARE * w.bios),
             # Little's law, as the probe computes it: the time-averaged number of requests in
             # the block layer (scheduler queue and device) is their summed submit-to-completion
             # time over the window
