@@ -97,13 +97,22 @@ def test_one_request_per_line_several_per_connection(api):
      "more than zero"),
     (b'{"cmd":"pin","device":"nope","policy":"deadline"}\n', "refused", "unknown device"),
     (b'{"cmd":"reload"}\n', "internal", "RuntimeError: boom"),
-    (b"\xff\xfe\n", "request", "malformed request"),
+    (b"\xff\xfe\n", "request", "not UTF-8"),
+    # a duplicate key is refused, not the last one taken (it would have reloaded)
+    (b'{"cmd":"status","cmd":"reload"}\n', "request", "key 'cmd' given twice"),
+    (b'{"cmd":"status","x":' + b"[" * 5000 + b"]" * 5000 + b"}\n", "request",
+     "nested deeper than 8"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":NaN}\n', "request",
+     "NaN is not a number"),
+    (b'{"cmd":"history","limit":' + b"9" * 5000 + b"}\n", "request", "malformed request"),
 ])
-def test_bad_requests_get_clear_errors_and_the_server_lives(api, line, kind, text):
+def test_bad_requests_get_clear_errors_and_the_server_lives(api, line, kind, text, caplog):
     _, srv = api
     (r,) = raw(srv.path, line)
     assert r["ok"] is False and r["kind"] == kind and text in r["error"]
     assert call(srv.path, {"cmd": "ping"})["ok"]
+    if kind == "request":   # the client's mistake: no traceback in the daemon's log
+        assert not any(rec.exc_info for rec in caplog.records)
 
 
 def test_huge_line_is_refused_not_buffered_forever(api):

@@ -55,10 +55,59 @@ def parse_duration(text: str) -> float:
     return v
 
 
+MAX_DEPTH = 8                 # nesting of a request; the deepest legitimate one is 1
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise RequestError(f"malformed request: key {dup[0]!r} given twice")
+    return dict(pairs)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise RequestError(f"malformed request: {name} is not a number JSON allows")
+
+
+def _depth(text: str) -> int:
+    """How deep the brackets nest, outside strings: checked before parsing, so a deep request
+    costs a scan, not the parser's recursion."""
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
 def decode(line: bytes) -> dict[str, Any]:
+    """One request line -> its object; anything else a RequestError that says what was wrong
+    (never an exception of the parser's: the reader's thread and the log stay clean)."""
     try:
-        req = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise RequestError(f"malformed request: not UTF-8 (byte {e.start})") from None
+    if _depth(text) > MAX_DEPTH:
+        raise RequestError(f"malformed request: nested deeper than {MAX_DEPTH}")
+    try:
+        req = json.loads(text, object_pairs_hook=_no_duplicates,
+                         parse_constant=_refuse_constant)
+    except RequestError:
+        raise
+    except (ValueError, RecursionError) as e:   # JSONDecodeError; an int of too many digits
         raise RequestError(f"malformed request: not a JSON object ({e})") from None
     if not isinstance(req, dict):
         raise RequestError("malformed request: expected a JSON object like "
