@@ -31,7 +31,7 @@ from typing import Any
 
 from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, ThresholdsError, load_thresholds
 from ..decide import DecideContext, ValidationError, config_from_doc, load_context, load_file
-from ..decide.located import Doc, Issue, describe
+from ..located import Doc, Issue, describe
 from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "deploy" / "ioaz.yaml"

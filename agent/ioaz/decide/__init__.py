@@ -9,6 +9,7 @@ Pure functions (the only I/O is loading YAML at start-up). The public surface:
     state = d.state            # or on_switch_failed(state, now) if the actuator failed
 """
 from ..device import DeviceInfo
+from ..located import Doc, Issue, ValidationError, load_file, load_text
 from ..realisation import Realisation
 from .config import (
     DEFAULT_MATRIX_DIR,
@@ -34,7 +35,6 @@ from .damping import (
     to_manual,
     unpin,
 )
-from .located import Doc, Issue, ValidationError, load_file, load_text
 from .matrix import GOALS, Cell, Matrix, Source, load_matrix
 from .policies import (
     PolicyTable,

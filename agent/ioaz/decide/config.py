@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .located import Doc, DocPath, Issue, ValidationError, format_path
+from ..located import Doc, DocPath, Issue, ValidationError, format_path
 from .matrix import Matrix, load_matrix
 from .policies import DEFAULT_POLICIES, PolicyTable, load_policies
 from .rules import GoalRule, Rule, rule_from_dict

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..classify.types import DEPTHS, MODES, PATTERNS, PROCESS_BUCKETS, WorkloadClass
-from .located import Doc, Issue, ValidationError, format_path, load_file
+from ..located import Doc, Issue, ValidationError, format_path, load_file
 from .schema import Schema
 
 AXIS_VALUES: dict[str, tuple[str, ...]] = {

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..located import Doc, ValidationError, load_file
 from ..realisation import Realisation, Value
-from .located import Doc, ValidationError, load_file
 from .schema import Schema
 
 DEFAULT_POLICIES = Path(__file__).resolve().parents[3] / "decision_matrices" / "policies.yaml"

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .located import Doc, DocPath, Issue, describe, format_path, load_file
+from ..located import Doc, DocPath, Issue, describe, format_path, load_file
 
 DEFAULT_SCHEMA = Path(__file__).resolve().parents[3] / "decision_matrices" / "schema.yaml"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..located import Issue, ValidationError, load_file
 from .config import config_from_doc, load_context
-from .located import Issue, ValidationError, load_file
 from .matrix import matrix_from_doc
 from .policies import policies_from_doc
 from .schema import Schema

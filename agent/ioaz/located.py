@@ -3,7 +3,11 @@
 PyYAML's safe_load forgets where things were; yaml.compose keeps a mark on every node.
 We compose, then build the plain Python value ourselves from the nodes, recording the line
 of each value and each mapping key by its path (a tuple of keys and list indexes).
-Building it ourselves also lets us refuse duplicate keys, which safe_load silently merges.
+Building it ourselves also lets us refuse what a configuration never needs and a hostile or
+broken file can carry: duplicate keys (safe_load silently keeps the last), aliases that expand
+into millions of values (a few lines of YAML can make gigabytes: the build stops at MAX_NODES),
+nesting beyond MAX_DEPTH, and any type but text, numbers, booleans and null (an unquoted
+2024-01-01 is a date to YAML; an integer of thousands of digits costs seconds to convert).
 """
 from __future__ import annotations
 
@@ -17,6 +21,11 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 PathKey = str | int
 DocPath = tuple[PathKey, ...]
+
+MAX_NODES = 100_000      # values after aliases are expanded; the largest matrix has ~1,000
+MAX_DEPTH = 50
+MAX_INT_DIGITS = 30
+_PLAIN_TAGS = {"tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null")}
 
 
 @dataclass(frozen=True)
@@ -111,11 +120,19 @@ def load_text(text: str, file: str) -> Doc:
         ) from None
     except yaml.YAMLError as e:
         raise ValidationError([Issue(file, 1, f"YAML error: {e} (expected valid YAML)")]) from None
+    except RecursionError:
+        raise ValidationError([Issue(file, 1, f"nesting deeper than the parser can follow "
+                                     f"(expected at most {MAX_DEPTH} levels)")]) from None
     if node is None:
         raise ValidationError([Issue(file, 1, "empty file (got nothing, expected a mapping)")])
     doc = Doc(file=file, data=None)
     issues: list[Issue] = []
-    doc.data = _build(node, (), doc, SafeConstructor(), issues, depth=0)
+    try:
+        doc.data = _build(node, (), doc, SafeConstructor(), issues, depth=0, budget=[MAX_NODES])
+    except _TooBig as e:
+        raise ValidationError([Issue(file, e.line, f"more than {MAX_NODES:,} values once "
+                                     "aliases are expanded (an alias bomb? expected a "
+                                     "configuration of plain values)")]) from None
     if issues:
         raise ValidationError(issues)
     return doc
@@ -128,23 +145,50 @@ def load_file(path: str | Path) -> Doc:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise ValidationError([Issue(name, 0, f"cannot read file: {e.strerror or e}")]) from None
+    except UnicodeDecodeError as e:
+        line = Path(path).read_bytes()[:e.start].count(b"\n") + 1
+        raise ValidationError([Issue(name, line, f"not UTF-8 text (byte {e.start})")]) from None
     return load_text(text, name)
 
 
+class _TooBig(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
+def _scalar(node: ScalarNode, doc: Doc, ctor: SafeConstructor, issues: list[Issue]) -> Any:
+    line = node.start_mark.line + 1
+    if node.tag not in _PLAIN_TAGS:
+        kind = node.tag.rsplit(":", 1)[-1]
+        issues.append(Issue(doc.file, line, f"a {kind} value ({node.value!r}) is not allowed "
+                            "here (expected text, a number, true/false or null; quote it "
+                            "to make it text)"))
+        return None
+    if node.tag.endswith(":int") and sum(c.isdigit() for c in node.value) > MAX_INT_DIGITS:
+        issues.append(Issue(doc.file, line, f"number too large ({len(node.value)} "
+                            f"characters; expected at most {MAX_INT_DIGITS} digits)"))
+        return None
+    try:
+        return ctor.construct_object(node)
+    except (yaml.YAMLError, ValueError) as e:
+        issues.append(Issue(doc.file, line, f"bad value: {e}"))
+        return None
+
+
 def _build(node: Node, path: DocPath, doc: Doc, ctor: SafeConstructor,
-           issues: list[Issue], depth: int) -> Any:
-    if depth > 50:  # an alias loop or absurd nesting: stop rather than recurse forever
-        issues.append(Issue(doc.file, node.start_mark.line + 1, "nesting too deep"))
+           issues: list[Issue], depth: int, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooBig(node.start_mark.line + 1)
+    if depth > MAX_DEPTH:  # an alias loop or absurd nesting: stop rather than recurse forever
+        issues.append(Issue(doc.file, node.start_mark.line + 1,
+                            f"nesting deeper than {MAX_DEPTH} levels"))
         return None
     doc.lines[path] = node.start_mark.line + 1
     if isinstance(node, ScalarNode):
-        try:
-            return ctor.construct_object(node)
-        except yaml.YAMLError as e:
-            issues.append(Issue(doc.file, node.start_mark.line + 1, f"bad value: {e}"))
-            return None
+        return _scalar(node, doc, ctor, issues)
     if isinstance(node, SequenceNode):
-        return [_build(n, path + (i,), doc, ctor, issues, depth + 1)
+        return [_build(n, path + (i,), doc, ctor, issues, depth + 1, budget)
                 for i, n in enumerate(node.value)]
     if isinstance(node, MappingNode):
         out: dict[Any, Any] = {}
@@ -158,7 +202,7 @@ def _build(node: Node, path: DocPath, doc: Doc, ctor: SafeConstructor,
                 issues.append(Issue(doc.file, kline,
                                     "a key must be a plain value (got a mapping or list)"))
                 continue
-            key = ctor.construct_object(knode)
+            key = _scalar(knode, doc, ctor, issues)
             if key in out:
                 issues.append(Issue(doc.file, kline,
                                     f"duplicate key (got {describe(key)} twice, expected each "
@@ -166,7 +210,7 @@ def _build(node: Node, path: DocPath, doc: Doc, ctor: SafeConstructor,
                 continue
             kpath = path + (key,)
             doc.key_lines[kpath] = kline
-            out[key] = _build(vnode, kpath, doc, ctor, issues, depth + 1)
+            out[key] = _build(vnode, kpath, doc, ctor, issues, depth + 1, budget)
         return out
     issues.append(Issue(doc.file, node.start_mark.line + 1, "unsupported YAML node"))
     return None

@@ -1,0 +1,60 @@
+"""Every YAML file ioazd reads goes through ioaz.located: what a broken or hostile file carries
+is refused with FILE:LINE and exit 2 by `ioazd --check`, quickly and without a traceback."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from ioaz.located import MAX_NODES, ValidationError, load_file
+
+BOMB = "".join(
+    f"{a}: &{a} [{', '.join([f'*{p}'] * 10) if p else ', '.join(['x'] * 10)}]\n"
+    for p, a in zip(["", *"abcdefg"], "abcdefgh", strict=True))   # 10^8 values expanded
+
+
+@pytest.mark.parametrize("name,text,line,says", [
+    ("bomb", BOMB, 1, f"more than {MAX_NODES:,} values"),
+    ("deep", "window_s: " + "[" * 3000 + "]" * 3000 + "\n", 1, "nesting deeper"),
+    ("deep-shallow-enough-for-the-parser", "window_s: " + "[" * 60 + "]" * 60 + "\n", 1,
+     "nesting deeper than 50"),
+    ("date", "window_s: 1.0\nstate_dir: 2024-01-01\n", 2, "a timestamp value ('2024-01-01')"),
+    ("bigint", "window_s: 1\nhistory: " + "9" * 5000 + "\n", 2, "number too large"),
+    ("binary", "window_s: 1\nsocket: !!binary aGVsbG8=\n", 2, "a binary value"),
+    ("dupkey", "window_s: 1\nwindow_s: 2\n", 2, "duplicate key"),
+])
+def test_refused_with_file_and_line(tmp_path: Path, name: str, text: str, line: int,
+                                    says: str) -> None:
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(text)
+    t0 = time.monotonic()
+    with pytest.raises(ValidationError) as e:
+        load_file(f)
+    assert time.monotonic() - t0 < 10          # no gigabytes built on the way
+    msg = str(e.value)
+    assert msg.startswith(f"{f}:{line}: ") and says in msg, msg
+
+
+def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+    f = tmp_path / "latin1.yaml"
+    f.write_bytes(b"window_s: 1\n# caf\xe9\n")
+    with pytest.raises(ValidationError, match=r"latin1.yaml:2: not UTF-8 text \(byte 17\)"):
+        load_file(f)
+
+
+def test_ioazd_check_refuses_without_a_traceback(tmp_path: Path) -> None:
+    f = tmp_path / "ioaz.yaml"
+    f.write_text(BOMB)
+    r = subprocess.run([sys.executable, "-m", "ioaz.daemon.main", "--check", "--config", str(f)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and f"{f}:1: more than" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_plain_values_and_aliases_still_load(tmp_path: Path) -> None:
+    f = tmp_path / "ok.yaml"
+    f.write_text("a: &x [1, 2.5, true, null, text, '2024-01-01']\nb: *x\n")
+    assert load_file(f).data == {"a": [1, 2.5, True, None, "text", "2024-01-01"],
+                                 "b": [1, 2.5, True, None, "text", "2024-01-01"]}
