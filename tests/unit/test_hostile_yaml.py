@@ -58,3 +58,15 @@ def test_plain_values_and_aliases_still_load(tmp_path: Path) -> None:
     f.write_text("a: &x [1, 2.5, true, null, text, '2024-01-01']\nb: *x\n")
     assert load_file(f).data == {"a": [1, 2.5, True, None, "text", "2024-01-01"],
                                  "b": [1, 2.5, True, None, "text", "2024-01-01"]}
+
+
+def test_thresholds_go_through_the_same_loader(tmp_path: Path) -> None:
+    from ioaz.classify.classes import ThresholdsError, load_thresholds
+
+    f = tmp_path / "thresholds.yaml"
+    f.write_text(BOMB)
+    with pytest.raises(ThresholdsError, match=f"{f}:1: more than"):
+        load_thresholds(f)
+    f.write_text("min_process_share: 0.02\nprocess_horizon_s: 2024-01-01\n")
+    with pytest.raises(ThresholdsError, match=f"{f}:2: a timestamp value"):
+        load_thresholds(f)

@@ -8,8 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..located import ValidationError, load_file
 from .types import DEFAULT_PROCESS_SHARE, PROCESS_BUCKETS, WindowFeatures, WorkloadClass
 
 DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[3] / "decision_matrices" / "thresholds.yaml"
@@ -43,37 +42,24 @@ _RANGES: dict[str, tuple[int, int, str]] = {
 }
 
 
-def _mark(node: yaml.Node, path: str) -> str:
-    return f"{path}:{node.start_mark.line + 1}"
-
-
 def load_thresholds(path: Path | None = None) -> Thresholds:
-    """Read and check a thresholds file; errors name the file, the line and the bad value."""
+    """Read and check a thresholds file; errors name the file, the line and the bad value
+    (read through ioaz.located, as every file ioazd reads)."""
     path = Path(path or DEFAULT_THRESHOLDS)
     try:
-        text = path.read_text()
-    except OSError as e:
-        raise ThresholdsError(f"{path}: cannot read: {e.strerror}") from e
-    try:
-        root = yaml.compose(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ThresholdsError(f"{where}: YAML syntax error: {getattr(e, 'problem', e)}") from e
-    if root is None:
-        return Thresholds()
-    if not isinstance(root, yaml.MappingNode):
-        raise ThresholdsError(f"{_mark(root, str(path))}: expected a mapping of settings")
+        doc = load_file(path)
+    except ValidationError as e:
+        raise ThresholdsError(str(e)) from None
+    if not isinstance(doc.data, dict):
+        raise ThresholdsError(f"{path}:{doc.line(())}: expected a mapping of settings")
     defaults = Thresholds()
     values: dict[str, Any] = {}
     lines: dict[str, str] = {}
-    for knode, vnode in root.value:
-        key = knode.value
-        where = lines[key] = _mark(vnode, str(path))
-        if not hasattr(defaults, key):
-            raise ThresholdsError(f"{_mark(knode, str(path))}: unknown setting {key!r} "
+    for key, value in doc.data.items():
+        where = lines[key] = f"{path}:{doc.line((key,))}"
+        if not isinstance(key, str) or not hasattr(defaults, key):
+            raise ThresholdsError(f"{path}:{doc.key_line((key,))}: unknown setting {key!r} "
                                   f"(expected one of {sorted(defaults.__dataclass_fields__)})")
-        value = yaml.safe_load(yaml.serialize(vnode))
         if key == "process_buckets":
             if not isinstance(value, dict) or set(value) != {"1", "4", "8"} or not all(
                     isinstance(v, int) and v > 0 for v in value.values()):
