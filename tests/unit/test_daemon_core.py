@@ -129,3 +129,18 @@ def test_control_errors_name_the_bad_value(tmp_path, fake_sys):
     with pytest.raises(ControlError, match="unknown goal 'speed'"):
         d.control_goal("sda", "speed")
     assert d.control_pin("sda", "cfq", 60)["mode"] == "pinned"
+
+
+def test_reload_says_what_waits_for_a_restart(tmp_path, fake_sys):
+    d, _ = make(tmp_path, fake_sys)
+    d.start()
+    p = tmp_path / "ioaz.yaml"
+    p.write_text(p.read_text() + f"socket: {tmp_path}/other.sock\nhistory: 7\n"
+                 "thresholds: " + str(d.config.thresholds_file) + "\n")
+    r = d.control_reload()
+    assert set(r["not_applied"]) == {"socket", "history"}
+    assert "takes a restart" in r["not_applied"]["socket"]
+    assert d.config.socket != tmp_path / "other.sock"      # the running value stays
+    assert d.config.history != 7
+    assert d.control_reload()["not_applied"] == {"socket": r["not_applied"]["socket"],
+                                                 "history": r["not_applied"]["history"]}

@@ -268,6 +268,8 @@ def _format_action(r: Any, out: TextIO) -> None:
         return
     if "reloaded" in r:
         print(f"reloaded {r['reloaded']}", file=out)
+        for k, what in (r.get("not_applied") or {}).items():
+            print(f"  not applied: {k} {what}", file=out)
         return
     parts = [f"{k} {_s(v)}" for k, v in r.items() if k != "device"]
     if r.get("for_s") is not None:

@@ -48,6 +48,12 @@ from .config import ConfigError, DaemonConfig, load_config
 log = logging.getLogger("ioaz.daemon")
 
 
+# Settings built into something at start (the probe, the state store, the listeners, the
+# history's size): a reload cannot change them.
+RESTART_ONLY = ("probe", "probe_sample", "window_s", "state_dir", "socket", "metrics_listen",
+                "history", "dry_run")
+
+
 class ControlError(ValueError):
     """A control request that cannot be done: unknown device, policy, goal... (client error)."""
 
@@ -371,12 +377,20 @@ class Daemon:
             except ConfigError as e:
                 log.error(json.dumps({"event": "reload_rejected", "error": str(e)}))
                 raise ControlError(f"reload rejected, old configuration kept:\n{e}") from e
+            # what was built once at start keeps its running value; the answer says which
+            # settings of the file wait for a restart
+            later = {k: (getattr(self.config, k), getattr(new, k)) for k in RESTART_ONLY
+                     if getattr(self.config, k) != getattr(new, k)}
+            new = replace(new, **{k: old for k, (old, _) in later.items()})
             self.config = new
             self.observer.set_thresholds(new.thresholds)
             self.selection.update(new.include, new.exclude)
             self.provider = self.verdicts_for(new)
-            log.info(json.dumps({"event": "reload", "config": new.file}))
-            return {"reloaded": new.file}
+            waiting = {k: f"{old} -> {want} (takes a restart)"
+                       for k, (old, want) in later.items()}
+            log.info(json.dumps({"event": "reload", "config": new.file,
+                                 "not_applied": waiting}, default=str))
+            return {"reloaded": new.file, "not_applied": waiting}
 
     # -- views (status, explain, history) -------------------------------------------------
 
