@@ -241,8 +241,13 @@ def test_apply_tuned_scales_deadline_expiries_with_latency(act: Actuator,
 def test_a_hand_broken_state_entry_fails_that_device_only(act: Actuator,
                                                           kernel: FakeKernel) -> None:
     kernel.add_device("sdc", dev="8:32")
-    act.state.put("sdb", {"dev": "8:16"})  # no scheduler, no knobs
     act.apply("sdc", Realisation("kyber"))
+    text = act.state.path.read_text().replace('"devices": {',
+                                              '"devices": {"sdb": {"dev": "8:16"}, ')
+    act.state.path.write_text(text)        # a hand edit: no scheduler, no knobs
     results = {r.device: r for r in act.restore_all()}
-    assert not results["sdb"].ok and "KeyError" in results["sdb"].errors[0]
+    # sdb's entry cannot be restored from and is dropped (a copy of the file set aside);
+    # sdc's originals, in the same file, are restored
+    assert "sdb" not in results and act.state.set_aside == 1
+    assert "sdb: scheduler is None" in (act.state.last_set_aside or "")
     assert results["sdc"].restored

@@ -1,4 +1,4 @@
-"""The state file: survives the process, atomic, refuses to guess when corrupt."""
+"""The state file: survives the process, atomic; a corrupt one is set aside, never trusted."""
 from __future__ import annotations
 
 import json
@@ -23,13 +23,44 @@ def test_put_get_remove_and_the_file_goes_with_the_last_entry(tmp_path: Path) ->
     assert sorted(p.name for p in (tmp_path / "run").iterdir()) == []
 
 
-def test_corrupt_file_is_an_error_naming_it(tmp_path: Path) -> None:
-    (tmp_path / STATE_FILE).write_text('{"devices": {"sdb": ')
-    with pytest.raises(ValueError, match=f"{STATE_FILE}:1: corrupt"):
-        StateStore(tmp_path).load()
-    (tmp_path / STATE_FILE).write_text("[]")
-    with pytest.raises(ValueError, match="'devices'"):
-        StateStore(tmp_path).load()
+@pytest.mark.parametrize("text,why", [
+    ('{"devices": {"sdb": ', "line 1: not JSON"),
+    ("[]", "expected an object with a 'devices' object"),
+    ('{"devices": {"sdb": "bfq"}}', "sdb: entry is str"),
+    ('{"devices": {"sdb": {"scheduler": 7}}}', "sdb: scheduler is 7"),
+    ('{"devices": {"sdb": {"scheduler": "bfq", "queue": {"queue/nr_requests": 64}}}}',
+     "sdb: queue is"),
+    ('{"devices": {"sdb": {"scheduler": "bfq", "changed": "queue/nr_requests"}}}',
+     "sdb: changed is"),
+])
+def test_a_corrupt_file_is_set_aside_and_counted(tmp_path: Path, text: str, why: str,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """Never a crash (a crash loop under systemd) and never a store that refuses every later
+    write: the file is moved aside, logged at error, counted, and the state starts empty."""
+    (tmp_path / STATE_FILE).write_text(text)
+    s = StateStore(tmp_path)
+    assert s.load() == {}
+    assert s.set_aside == 1 and why in (s.last_set_aside or "")
+    aside = [p.name for p in tmp_path.iterdir()]
+    assert len(aside) == 1 and aside[0].startswith(f"{STATE_FILE}.corrupt-")
+    assert (tmp_path / aside[0]).read_text() == text          # kept for the operator
+    assert any(r.levelname == "ERROR" and "state_file_corrupt" in r.getMessage()
+               for r in caplog.records)
+    s.put("sdc", {"scheduler": "none"})                       # and writing works again
+    assert StateStore(tmp_path).load() == {"sdc": {"scheduler": "none"}}
+
+
+def test_the_previous_good_state_stays_beside_and_leftovers_go(tmp_path: Path) -> None:
+    s = StateStore(tmp_path)
+    s.put("sdb", {"scheduler": "bfq"})
+    s.put("sdc", {"scheduler": "none"})
+    prev = json.loads((tmp_path / f"{STATE_FILE}.prev").read_text())["devices"]
+    assert prev == {"sdb": {"scheduler": "bfq"}}
+    (tmp_path / ".actuate-state.x1y2.tmp").write_text('{"devi')   # a kill mid-write
+    assert [p.name for p in s.clean_leftovers()] == [".actuate-state.x1y2.tmp"]
+    s.remove("sdb")
+    s.remove("sdc")                          # all back: neither file applies any more
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def fake_daemon(*records: DeviceRecord, **over) -> SimpleNamespace:
         lock=threading.RLock(), devices={r.name: r for r in records},
         source=SimpleNamespace(name="bpf"), fallback_reason=None, collector_up=True,
         last_window_s=0.0031, windows=42, config=SimpleNamespace(window_s=1.0, dry_run=False),
-        wall=lambda: NOW)
+        wall=lambda: NOW, state_set_aside=0)
     for k, v in over.items():
         setattr(d, k, v)
     return d
@@ -251,3 +251,8 @@ def test_threads_beside_processes_and_a_kept_class_flagged():
     m = scrape(fake_daemon(record()))
     assert val(m, "ioaz_window_class_kept", device="sdz") == 0
     assert ("ioaz_window_threads", (("device", "sdz"),)) not in m   # unknown: no fake zero
+
+
+def test_state_files_set_aside_are_counted() -> None:
+    got = scrape(fake_daemon(record(), state_set_aside=2))
+    assert got[("ioaz_state_file_set_aside_total", ())] == 2.0

@@ -26,6 +26,8 @@ def recover(state_dir: str | os.PathLike[str] = DEFAULT_STATE_DIR,
             actuator: Actuator | None = None) -> list[RestoreResult]:
     """Restore every device of a leftover state file; [] when there is none (a clean start)."""
     act = actuator or Actuator(BlockSysfs(sysfs_root), StateStore(state_dir))
+    if act.state.dir.is_dir():
+        act.state.clean_leftovers()
     if not act.state.path.exists():
         return []
     return act.restore_all()

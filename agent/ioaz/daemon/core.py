@@ -135,6 +135,11 @@ class Daemon:
         """The probe the observer reads (status and metrics show its name)."""
         return self.observer.source
 
+    @property
+    def state_set_aside(self) -> int:
+        """Corrupt state files (or entries) set aside since start (a metric)."""
+        return self.actuator.state.set_aside
+
     # -- the window ---------------------------------------------------------------------
 
     def start(self) -> list[str]:

@@ -107,7 +107,11 @@ class IoazCollector(Collector):
         dry.add_metric([], 1.0 if d.config.dry_run else 0.0)
         managed = GaugeMetricFamily("ioaz_devices", "Devices ioaz manages")
         managed.add_metric([], float(len(d.devices)))
-        return [up, source, fallback, periods, window, cpu, windows, dry, managed]
+        aside = CounterMetricFamily(
+            "ioaz_state_file_set_aside", "Corrupt state files (or entries) set aside since start "
+            "(the originals they held are lost; the log's state_file_corrupt says where)")
+        aside.add_metric([], float(d.state_set_aside))
+        return [up, source, fallback, periods, window, cpu, windows, dry, managed, aside]
 
     # -- per device -----------------------------------------------------------------------
 
@@ -266,7 +270,7 @@ def exported_names() -> list[str]:
     names = ["ioaz_collector_up", "ioaz_probe_source", "ioaz_probe_fallback_info",
              "ioaz_probe_periods_total",
              "ioaz_window_length_seconds", "ioaz_window_cpu_seconds", "ioaz_windows_total",
-             "ioaz_dry_run", "ioaz_devices"]
+             "ioaz_dry_run", "ioaz_devices", "ioaz_state_file_set_aside_total"]
     suffix = {"info": "_info", "counter": "_total"}
     names += [m.name + suffix.get(m.type, "") for m in _DeviceFamilies().all()]
     return names
