@@ -267,3 +267,42 @@ def test_server_close_is_prompt(tmp_path):
     t.start()
     t.join(5)
     assert not t.is_alive() and time.monotonic() - t0 < 2
+
+
+def test_the_client_waits_out_a_full_backlog(tmp_path):
+    """A connect flood fills the listen backlog and connect() answers EAGAIN: the client waits
+    for the server to drain it instead of failing (root must get through)."""
+    path = str(tmp_path / "s.sock")
+    lst = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lst.bind(path)
+    lst.listen(0)
+    flood = []
+    for _ in range(64):                 # fill the backlog until connect would fail
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.setblocking(False)
+        try:
+            c.connect(path)
+        except BlockingIOError:
+            c.close()
+            break
+        flood.append(c)
+    else:
+        pytest.skip("the kernel never refused a connect with EAGAIN here")
+
+    def serve():
+        time.sleep(0.3)
+        conns = [lst.accept()[0] for _ in range(len(flood) + 1)]
+        conns[-1].recv(100)
+        conns[-1].sendall(b'{"ok": true, "result": {"pong": true}}\n')
+        for c in conns:
+            c.close()
+
+    t = threading.Thread(target=serve)
+    t.start()
+    try:
+        assert call(path, {"cmd": "ping"}, timeout=5)["result"] == {"pong": True}
+    finally:
+        t.join(5)
+        for c in flood:
+            c.close()
+        lst.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import collections
 import threading
+import time
 import urllib.request
 from types import SimpleNamespace
 
@@ -205,6 +206,35 @@ def test_http_endpoint_serves_the_private_registry():
         assert b'ioaz_device_scheduler{device="sdz",scheduler="bfq"} 1.0' in body
         assert b"python_gc" not in body     # a private registry: only ioaz families
     finally:
+        srv.close()
+
+
+def test_idle_and_excess_connections_cannot_hold_the_endpoint(monkeypatch):
+    """Any local user can connect: connections beyond the cap are closed at once, and one that
+    has not finished its request by the deadline is cut, so descriptors stay bounded and a
+    scrape gets through again."""
+    import socket
+
+    from ioaz.metrics import http as mhttp
+    monkeypatch.setattr(mhttp, "MAX_CONNECTIONS", 4)
+    monkeypatch.setattr(mhttp, "REQUEST_DEADLINE_S", 0.5)
+    srv = start_metrics_server(fake_daemon(record()), "127.0.0.1:0")
+    idle = []
+    try:
+        host, port = srv.address
+        idle = [socket.create_connection((host, port), timeout=5) for _ in range(4)]
+        time.sleep(0.2)                              # the four hold every slot
+        extra = socket.create_connection((host, port), timeout=5)
+        assert extra.recv(1) == b""                  # refused at once, not queued
+        extra.close()
+        assert srv.httpd.refused >= 1
+        for s in idle:                               # cut at the deadline
+            assert s.recv(1) == b""
+        body = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5).read()
+        assert b"ioaz_devices" in body
+    finally:
+        for s in idle:
+            s.close()
         srv.close()
 
 

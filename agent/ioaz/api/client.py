@@ -1,9 +1,11 @@
 """The client side of the socket: one request, one response."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
+import time
 from typing import Any
 
 DEFAULT_SOCKET = "/run/ioaz/ioaz.sock"
@@ -14,13 +16,29 @@ class ConnectError(OSError):
     """The daemon cannot be reached (not running, wrong path, no permission on the file)."""
 
 
+def _connect(s: socket.socket, path: str, timeout: float) -> None:
+    """connect(), waiting while the listen backlog is full: a Unix socket answers EAGAIN then
+    (a flood of connections), and root must still get through once the server drains it."""
+    end = time.monotonic() + timeout
+    pause = 0.005
+    while True:
+        try:
+            s.connect(path)
+            return
+        except BlockingIOError as e:
+            if e.errno != errno.EAGAIN or time.monotonic() + pause > end:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
+
+
 def call(path: os.PathLike | str, request: dict[str, Any],
          timeout: float = 10.0) -> dict[str, Any]:
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     try:
         try:
-            s.connect(os.fspath(path))
+            _connect(s, os.fspath(path), timeout)
         except FileNotFoundError:
             raise ConnectError(f"cannot reach ioazd at {path}: no such socket (is ioazd "
                                "running? --socket PATH)") from None

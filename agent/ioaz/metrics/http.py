@@ -6,9 +6,11 @@ asks exporters of internal applications to stay outside its range, so ioaz liste
 """
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 import threading
+import time
 from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -37,8 +39,60 @@ def make_registry(daemon: Any) -> CollectorRegistry:
     return registry
 
 
+# A scrape is one short request: a handful of Prometheus servers at a time, each done in well
+# under a second. Anything beyond is refused at once, and a connection that has not finished its
+# request by the deadline is cut, so idle or trickling clients cannot pin descriptors and
+# threads the window loop needs (any local user can connect to the port).
+MAX_CONNECTIONS = 16
+REQUEST_DEADLINE_S = 5.0
+EMFILE_BACKOFF_S = 0.2
+
+
 class _Server(ThreadingMixIn, WSGIServer):
     daemon_threads = True      # a stuck scraper never holds up the daemon's exit
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.refused = 0
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        try:
+            return super().get_request()
+        except OSError as e:
+            # out of descriptors: the listening socket stays readable, so without a pause
+            # serve_forever would spin on accept at full CPU
+            if e.errno in (errno.EMFILE, errno.ENFILE):
+                time.sleep(EMFILE_BACKOFF_S)
+            raise
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            self.refused += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        cut = threading.Timer(REQUEST_DEADLINE_S, _cut, (request,))
+        cut.daemon = True
+        cut.start()
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            cut.cancel()
+            self.slots.release()
+
+
+def _cut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
 
 
 class _Server6(_Server):
