@@ -297,7 +297,8 @@ def test_the_client_waits_out_a_full_backlog(tmp_path):
         for c in conns:
             c.close()
 
-    t = threading.Thread(target=serve)
+    lst.settimeout(10)                  # a failing client must not leave accept() waiting
+    t = threading.Thread(target=serve, daemon=True)
     t.start()
     try:
         assert call(path, {"cmd": "ping"}, timeout=5)["result"] == {"pong": True}
