@@ -97,6 +97,7 @@ def run(plan: Plan, out: Path, echo: bool = False) -> dict[str, Any]:
                             results=results, timeout_s=plan.seconds() * 2 + 1200,
                             path_credit_us=credit), echo=echo)
     meta = {"model": plan.model, "kernel": plan.kernel, "rounds": plan.rounds,
+            "queue_depth": plan.queue_depth,
             "runtime_s": plan.runtime_s, "phase_s": plan.phase_s, "path": path,
             "path_credit_us": credit, "rc": res.rc, "boot_s": res.boot_s,
             "wall_s": round(time.time() - started), "started": time.strftime(

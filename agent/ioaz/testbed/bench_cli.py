@@ -22,6 +22,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
     g.add_argument("--runtime", type=int, default=20, help="seconds of a timed run")
     g.add_argument("--phase", type=int, default=20, help="seconds of a mix's phase")
+    g.add_argument("--queue-depth", type=int, default=None, choices=range(1, 33),
+                   metavar="1..32", help="the disks' device/queue_depth (default: the "
+                   "kernel's, 32 on AHCI; 1 is IOAZ's IDE drive, where the order the "
+                   "scheduler chooses reaches the disk)")
     g.add_argument("--path-credit-us", type=float, default=None,
                    help="the VM path's cost per request (default: measured in a first boot)")
     g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
@@ -42,7 +46,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
     return bench.Plan(workloads=workloads.select(args.workloads), contenders=cs,
                       rounds=rounds, runtime_s=args.runtime, phase_s=args.phase,
                       model=args.model, kernel=args.kernel,
-                      path_credit_us=args.path_credit_us)
+                      queue_depth=args.queue_depth, path_credit_us=args.path_credit_us)
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:

@@ -237,17 +237,34 @@ def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None) -> None
               rows, digits=2)
 
 
+# static schedulers in cool colours, ioazd in orange (its dry-run control hatched)
+_STATIC_COLOURS = ("tab:blue", "tab:green", "tab:purple", "tab:brown", "tab:gray", "tab:olive",
+                   "tab:cyan", "tab:pink", "tab:red")
+
+
+def _style(contenders: list[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    statics = [c for c in contenders if not c.startswith("ioazd")]
+    for i, c in enumerate(statics):
+        out[c] = {"color": _STATIC_COLOURS[i % len(_STATIC_COLOURS)]}
+    for c in contenders:
+        if c.startswith("ioazd"):
+            out[c] = {"color": "tab:orange", "edgecolor": "k",
+                      **({"hatch": "//"} if c == DRY else {})}
+    return out
+
+
 def _plot(rep: Report, a: dict[str, Any], phase_s: float) -> None:
     ws = list(a["workloads"])
     cs = a["contenders"]
+    style = _style(cs)
     fig, ax = figure(max(7.0, 1.1 * len(ws)), 3.8)
     width = 0.8 / len(cs)
     for i, c in enumerate(cs):
         xs = [j + (i - len(cs) / 2) * width for j in range(len(ws))]
         ys = [a["workloads"][w]["contenders"].get(c, {}).get("vs_best", 0) for w in ws]
         es = [a["workloads"][w]["contenders"].get(c, {}).get("vs_best_ci", 0) for w in ws]
-        ax.bar(xs, ys, width, yerr=es, label=c,
-               color="tab:orange" if c.startswith("ioazd") else None)
+        ax.bar(xs, ys, width, yerr=es, label=c, **style[c])
     ax.set_xticks(range(len(ws)))
     ax.set_xticklabels(ws, rotation=30, ha="right")
     ax.set_ylabel("throughput x best static")
@@ -260,7 +277,7 @@ def _plot(rep: Report, a: dict[str, Any], phase_s: float) -> None:
     for i, c in enumerate(cs):
         xs = [j + (i - len(cs) / 2) * width for j in range(len(ws))]
         ys = [a["workloads"][w]["contenders"].get(c, {}).get("p99_vs_best") or 0 for w in ws]
-        ax.bar(xs, ys, width, label=c, color="tab:orange" if c.startswith("ioazd") else None)
+        ax.bar(xs, ys, width, label=c, **style[c])
     ax.set_xticks(range(len(ws)))
     ax.set_xticklabels(ws, rotation=30, ha="right")
     ax.set_ylabel("p99 latency x best static's")
