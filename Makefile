@@ -74,9 +74,11 @@ testbed: deps bpf
 	$(MAKE) -C kmod KDIR=$$(ls -d /usr/src/linux-headers-6.12.*-amd64 | grep -v -e -rt- -e -cloud- | sort -V | tail -1)
 	$(MAKE) -C kmod KDIR=/usr/src/linux-headers-6.1.0-56-amd64
 
-bench: deps bpf
+# Long experiments (hours): their figures go to the results documents (docs/).
+bench: deps bpf testbed
 	$(VENV)/bin/ioaz-lab bench probe && $(VENV)/bin/ioaz-lab bench daemon && \
-	$(VENV)/bin/ioaz-lab bench report --real --out reports && $(VENV)/bin/ioaz-lab bench learn
+	$(VENV)/bin/ioaz-lab bench report --real --out reports && $(VENV)/bin/ioaz-lab bench learn && \
+	$(VENV)/bin/ioaz-lab bench testbed --out reports
 
 lint: venv
 	$(VENV)/bin/ruff check agent tests

@@ -6,22 +6,14 @@ enables the unit, changes the workload, reloads, kills and stops the daemon, and
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
 import threading
 import time
 import urllib.request
 from pathlib import Path
 
-import pytest
+from guest_fixture import guest_image  # noqa: F401 (a fixture)
 from ioaz.testbed import disks, image, vm
-from ioaz.testbed.errors import TestbedError
-
-HERE = Path(__file__).resolve().parent
-# not `from conftest import`: in a whole-tree run that name is tests/kmod's conftest by now
-REPO = HERE.parents[1]
 
 
 def marks(output: str) -> dict[str, str]:
@@ -49,27 +41,8 @@ class Scraper(threading.Thread):
             self.stopping.wait(2)
 
 
-@pytest.fixture(scope="module")
-def guest_image() -> image.Image:
-    if os.geteuid() != 0:
-        pytest.skip("needs root for the testbed image (mmdebstrap) and the guest: run "
-                    "`make test` as root")
-    for tool in ("qemu-system-x86_64", "mmdebstrap"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool} is not installed (`make testbed` installs it)")
-    try:
-        img = image.build()
-        rel = image.kernels()["6.12"]
-    except TestbedError as e:
-        pytest.fail(str(e))
-    r = subprocess.run(["make", "-C", str(REPO / "kmod"), f"KDIR=/usr/src/linux-headers-{rel}"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, f"kmod build for the guest's {rel} failed:\n{r.stderr[-2000:]}"
-    assert (REPO / "bpf" / "build" / "ioaz.bpf.o").exists(), "make bpf builds the probe object"
-    return img
-
-
-def test_ioazd_under_guest_systemd(guest_image: image.Image, tmp_path: Path) -> None:
+def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the fixture)
+                                   tmp_path: Path) -> None:
     port = vm.free_port()
     scraper = Scraper(port)
     scraper.start()

@@ -77,7 +77,8 @@ def contender_configs(contenders: list[str]) -> dict[str, Any]:
     return out
 
 
-def run(plan: Plan, out: Path, echo: bool = False) -> dict[str, Any]:
+def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
+        beside: str = "") -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     results = out / "guest"
     results.mkdir(exist_ok=True)
@@ -101,7 +102,8 @@ def run(plan: Plan, out: Path, echo: bool = False) -> dict[str, Any]:
             "runtime_s": plan.runtime_s, "phase_s": plan.phase_s, "path": path,
             "path_credit_us": credit, "rc": res.rc, "boot_s": res.boot_s,
             "wall_s": round(time.time() - started), "started": time.strftime(
-                "%Y-%m-%d %H:%M UTC", time.gmtime(started))}
+                "%Y-%m-%d %H:%M UTC", time.gmtime(started)), "command": command,
+            "beside": beside}
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     if res.rc != 0:
         tail = res.output[-3000:]

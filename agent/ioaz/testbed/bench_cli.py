@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "scheduler chooses reaches the disk)")
     g.add_argument("--path-credit-us", type=float, default=None,
                    help="the VM path's cost per request (default: measured in a first boot)")
+    g.add_argument("--beside", default="", metavar="TEXT",
+                   help="what else runs on the host meanwhile, for the report")
     g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
                    help="write the report from an earlier run's DIR/guest, booting nothing")
 
@@ -63,10 +68,12 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
               f"contenders x {plan.rounds} rounds, about {plan.seconds() / 60:.0f} min; "
               f"results in {out}", flush=True)
         try:
-            meta = bench.run(plan, out)
+            meta = bench.run(plan, out, command=shlex.join(["ioaz-lab", "bench", *sys.argv[2:]]),
+                             beside=args.beside)
         except TestbedError as e:
             raise ValueError(str(e)) from e
     table = bench.collect(out / "guest")
+    meta["guest_kernel"] = json.loads((out / "guest" / "guest.json").read_text())["kernel"]
     analysis = bench_report.analyse(table)
     rep = Report(out, f"ioazd against static schedulers on {meta['model']} model disks, "
                       f"kernel {meta['kernel']} (testbed)")

@@ -163,8 +163,13 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
             "leaves in place): " + ", ".join(f"{w} {c['ratio']:.2f} ± {c['ci']:.2f}"
                                              for w, c in a["observe_cost"].items()))
     sec = rep.section("How this was run")
+    if meta.get("command"):
+        sec.text(f"`{meta['command']}`, started {meta.get('started')}, "
+                 f"{meta.get('wall_s', 0) / 60:.0f} min.")
+    qd = meta.get("queue_depth")
     sec.text(
         f"Debian 12 guest, kernel {meta.get('guest_kernel', meta['kernel'])}, under qemu TCG; "
+        f"drive queue depth {qd if qd else 'the kernel default (32 on AHCI)'}; "
         f"two emulated {meta['model']} disks (testbed/modeldisk.py: the simulator's model served "
         f"in real time over NBD, VM path credit {meta['path_credit_us']} us); {meta['rounds']} "
         f"rounds, every contender once per workload per round, the order rotated each round and "
@@ -175,8 +180,9 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         "started from the kernel's default at each run's start and stopped at its end. The "
         "kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq and kyber "
         "rows. Ratios are to the best static scheduler of the workload, paired by round; "
-        "± is the 95% interval over the rounds. Nothing else ran in the guest; on the host, "
-        "this bench's two model disk servers and qemu, on a shared 2-core machine.")
+        "± is the 95% interval over the rounds. Nothing else ran in the guest. The host is "
+        "a shared 2-core machine running qemu and the two model disk servers; beside them: "
+        f"{meta.get('beside') or 'not recorded'}.")
     for fam in ("mixed", "seq", "rand"):
         ws = {w: r for w, r in a["workloads"].items() if r["family"] == fam}
         if not ws:
