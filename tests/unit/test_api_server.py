@@ -307,3 +307,24 @@ def test_the_client_waits_out_a_full_backlog(tmp_path):
         for c in flood:
             c.close()
         lst.close()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--json", "status", "--socket", "S"],
+    ["status", "--json", "--socket", "S"],
+    ["--socket", "S", "--json", "status"],
+    ["--socket", "X", "status", "--socket", "S", "--json"],   # after the command wins
+])
+def test_global_options_before_or_after_the_command(argv):
+    args = ioazctl.build_parser().parse_args(argv)
+    assert (args.command, args.json, args.socket) == ("status", True, "S")
+
+
+def test_version_and_defaults(capsys):
+    from ioaz import __version__
+    args = ioazctl.build_parser().parse_args(["status"])
+    assert args.json is False and args.socket
+    assert ioazctl.build_parser().parse_args(["--json", "observe"]).json is True
+    with pytest.raises(SystemExit) as e:
+        ioazctl.build_parser().parse_args(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out.strip() == f"ioazctl {__version__}"

@@ -20,10 +20,15 @@ from ..api.protocol import RequestError, parse_duration
 EXIT_FAIL, EXIT_USAGE = 1, 2
 
 
-def common(p: argparse.ArgumentParser, daemon: bool = True) -> None:
-    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+def common(p: argparse.ArgumentParser, daemon: bool = True, top: bool = False) -> None:
+    """--json and --socket, accepted before the command (top=True: the defaults live there)
+    and after it (SUPPRESS: given there, they override; not given, the top's value stays)."""
+    default = (lambda v: v) if top else (lambda v: argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true", default=default(False),
+                   help="print JSON instead of a table")
     if daemon:
-        p.add_argument("--socket", default=os.environ.get("IOAZ_SOCKET", DEFAULT_SOCKET),
+        p.add_argument("--socket", default=default(os.environ.get("IOAZ_SOCKET",
+                                                                  DEFAULT_SOCKET)),
                        metavar="PATH", help=f"ioazd's socket (default $IOAZ_SOCKET or "
                        f"{DEFAULT_SOCKET})")
 

@@ -9,11 +9,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from .. import __version__
 from . import control, observe
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ioazctl", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    control.common(p, top=True)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     observe.add_arguments(sub.add_parser(

@@ -30,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="window length in seconds (default 1)")
     p.add_argument("--count", "-c", default=None, metavar="N",
                    help="stop after N windows (default: run until interrupted)")
-    p.add_argument("--json", action="store_true", help="one JSON line per device per window")
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                   help="one JSON line per device per window")
     p.add_argument("--sample", default=str(DEFAULT_FRACTION), metavar="F",
                    help="share of each interval the BPF probe counts when the disks are busy "
                         f"(default {DEFAULT_FRACTION}; 1: every request, dearer)")

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from .. import __version__
 from ..actuate import Actuator, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
@@ -28,6 +29,7 @@ log = logging.getLogger("ioaz.daemon")
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="ioazd", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     p.add_argument("--config", "-c", default=str(DEFAULT_CONFIG),
                    help=f"configuration file (default {DEFAULT_CONFIG})")
     p.add_argument("--dry-run", action="store_true",

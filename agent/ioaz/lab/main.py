@@ -13,6 +13,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from ioaz import __version__
+
 # name -> (module, one-line help). Add a line here when you add a subcommand module.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("ioaz.lab.bench", "run benchmark suites and print their numbers"),
@@ -28,6 +30,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="ioaz-lab", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     # Only the chosen subcommand's module is imported.
