@@ -84,5 +84,8 @@ settings > /tmp/after
 if diff /tmp/before /tmp/after > /tmp/settings.diff; then mark settings_restored yes
 else mark settings_restored no; cat /tmp/settings.diff; fi
 journalctl -u ioazd -o cat --no-pager > "$OUT/ioazd.journal"
+# the restore after the kill is a warning, a switch is not: journald read their priorities
+mark journal_warnings "$(journalctl -u ioazd -p warning -o cat --no-pager | grep -c -e restore_after_exit -e crash_recovery)"
+mark journal_warning_switches "$(journalctl -u ioazd -p warning -o cat --no-pager | grep -c '"event": "switch"')"
 cp /tmp/install.log "$OUT/install.log"
 mark done 1

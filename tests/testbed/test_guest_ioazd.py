@@ -76,6 +76,8 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     # ExecStopPost at once, or by the restarted daemon's crash recovery
     assert re.search(r'"event": "(restore_after_exit|crash_recovery)", "device": "sda", '
                      r'"restored": true', journal), journal[-3000:]
+    # journalctl -p warning shows the warnings and not the routine switches (priority prefixes)
+    assert int(m["journal_warnings"]) >= 1 and m["journal_warning_switches"] == "0", m
     assert m["stopped"] in ("inactive", "unknown") and m["after_stop"] == m["original"], m
     assert m["settings_restored"] == "yes", res.output[-2000:]
     # the host's view: the guest's metrics through the forwarded port

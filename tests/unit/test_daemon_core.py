@@ -144,3 +144,17 @@ def test_reload_says_what_waits_for_a_restart(tmp_path, fake_sys):
     assert d.config.history != 7
     assert d.control_reload()["not_applied"] == {"socket": r["not_applied"]["socket"],
                                                  "history": r["not_applied"]["history"]}
+
+
+def test_journal_lines_carry_their_priority():
+    import logging
+
+    from ioaz.daemon.main import JournalFormatter
+    f = JournalFormatter("%(message)s")
+
+    def line(level, msg):
+        return f.format(logging.LogRecord("ioaz", level, "x", 1, msg, None, None))
+
+    assert line(logging.WARNING, '{"event": "manual"}') == '<4>{"event": "manual"}'
+    assert line(logging.ERROR, "a\nb") == "<3>a\n<3>b"    # every line of a traceback
+    assert line(logging.INFO, "x") == "<6>x"

@@ -43,11 +43,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+class JournalFormatter(logging.Formatter):
+    """Under systemd: the JSON alone (journald stamps the time), after a "<N>" syslog priority
+    that journald reads off the line (SyslogLevelPrefix=, on by default), so that
+    `journalctl -p warning -u ioazd` shows the warnings and errors and nothing else."""
+
+    PRIORITY = {logging.CRITICAL: 2, logging.ERROR: 3, logging.WARNING: 4, logging.INFO: 6,
+                logging.DEBUG: 7}
+
+    def format(self, record: logging.LogRecord) -> str:
+        prio = self.PRIORITY.get(record.levelno, 6)
+        return "\n".join(f"<{prio}>{line}" for line in super().format(record).splitlines())
+
+
 def setup_logging() -> None:
-    # Under systemd, journald stamps each line itself: print the JSON alone.
-    fmt = "%(message)s" if os.environ.get("JOURNAL_STREAM") else \
-        "%(asctime)s %(levelname)s %(message)s"
-    logging.basicConfig(level=logging.INFO, format=fmt, stream=sys.stderr)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JournalFormatter("%(message)s") if os.environ.get("JOURNAL_STREAM")
+                         else logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
 
 
 def start_services(daemon: Daemon) -> list[Any]:
