@@ -158,3 +158,30 @@ def test_journal_lines_carry_their_priority():
     assert line(logging.WARNING, '{"event": "manual"}') == '<4>{"event": "manual"}'
     assert line(logging.ERROR, "a\nb") == "<3>a\n<3>b"    # every line of a traceback
     assert line(logging.INFO, "x") == "<6>x"
+
+
+def test_systemd_notifications(tmp_path):
+    """READY, WATCHDOG and STOPPING reach $NOTIFY_SOCKET as datagrams; the watchdog only when
+    systemd asked for it; nothing at all outside systemd."""
+    import socket as so
+
+    from ioaz.daemon.notify import Notifier
+    path = str(tmp_path / "notify")
+    sink = so.socket(so.AF_UNIX, so.SOCK_DGRAM)
+    sink.bind(path)
+    sink.settimeout(2)
+    try:
+        n = Notifier({"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "30000000"})
+        n.ready()
+        n.alive()
+        n.stopping()
+        assert [sink.recv(100) for _ in range(3)] == [b"READY=1", b"WATCHDOG=1", b"STOPPING=1"]
+        quiet = Notifier({"NOTIFY_SOCKET": path})
+        quiet.alive()                                  # no WatchdogSec: no WATCHDOG=1
+        quiet.ready()
+        assert sink.recv(100) == b"READY=1"
+    finally:
+        sink.close()
+    assert Notifier({}).send("READY=1") is False
+    gone = Notifier({"NOTIFY_SOCKET": path})       # the socket vanished: no exception
+    assert gone.send("READY=1") is False and gone.failed

@@ -23,6 +23,7 @@ from ..sysblock import BlockSysfs
 from .compose import build
 from .config import DEFAULT_CONFIG, ConfigError, DaemonConfig, load_config
 from .core import Daemon
+from .notify import Notifier
 
 log = logging.getLogger("ioaz.daemon")
 
@@ -135,6 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
     daemon = build(config, source, actuator, sysfs, fallback_reason=why)
+    notify = Notifier()
     reload_wanted = threading.Event()
     signal.signal(signal.SIGHUP, lambda *_: reload_wanted.set())
     services = []
@@ -155,9 +157,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     log.error(str(e))
             daemon.window()
             n += 1
+            if n == 1:
+                notify.ready()
+            notify.alive()
             if args.windows is not None and n >= args.windows:
                 break
     finally:
+        notify.stopping()
         for s in services:
             try:
                 s.close()

@@ -1,0 +1,48 @@
+"""Telling systemd how ioazd is doing (sd_notify's protocol: one datagram to $NOTIFY_SOCKET).
+
+READY=1 after the first window (the probe attached, the devices read: the unit is Type=notify,
+so `systemctl start` returns when ioazd really works), WATCHDOG=1 after every window (WatchdogSec:
+a window loop that hangs gets the daemon restarted), STOPPING=1 when it starts giving devices
+back. Outside systemd ($NOTIFY_SOCKET unset) nothing is sent.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+log = logging.getLogger("ioaz.daemon")
+
+
+class Notifier:
+    def __init__(self, environ: dict[str, str] | None = None) -> None:
+        env = os.environ if environ is None else environ
+        path = env.get("NOTIFY_SOCKET", "")
+        # "@name": an abstract socket (a leading NUL on the wire)
+        self.address = ("\0" + path[1:]) if path.startswith("@") else path
+        usec = env.get("WATCHDOG_USEC", "")
+        self.watchdog = usec.isdigit() and int(usec) > 0
+        self.failed = False
+
+    def send(self, message: str) -> bool:
+        if not self.address:
+            return False
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+                s.sendto(message.encode(), self.address)
+            return True
+        except OSError as e:
+            if not self.failed:   # once: a broken notify socket must not flood the journal
+                log.warning('{"event": "notify_failed", "error": "%s"}', e.strerror or e)
+                self.failed = True
+            return False
+
+    def ready(self) -> None:
+        self.send("READY=1")
+
+    def alive(self) -> None:
+        if self.watchdog:
+            self.send("WATCHDOG=1")
+
+    def stopping(self) -> None:
+        self.send("STOPPING=1")
