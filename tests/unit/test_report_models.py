@@ -4,7 +4,7 @@ minutes, so the full report runs it (`ioaz-lab bench report --only adaptive`), n
 from __future__ import annotations
 
 from ioaz.lab.report_models import held_out, layout
-from ioaz.lab.report_sim import MIXES, _mix
+from ioaz.lab.simsuites.adaptive import MIXES, _mix
 from ioaz.learn import grid, simcal
 
 

@@ -1,9 +1,10 @@
 """The adaptive report's steady state: a mix run several times in a row in one simulation and
-scored on one pass only (ioaz.lab.report_sim.pass_scores, pass_oracle, repeated)."""
+scored on one pass only (ioaz.lab.simsuites.adaptive: pass_scores, pass_oracle, repeated)."""
 from __future__ import annotations
 
 import pytest
-from ioaz.lab.report_sim import pass_oracle, pass_scores, repeated, run_sim
+from ioaz.lab.simsuites.adaptive import pass_oracle, pass_scores, repeated
+from ioaz.lab.simsuites.common import run_sim
 from ioaz.sim.workloads import Workload, ioaz_category
 
 DEV = "wd500"

@@ -73,7 +73,7 @@ def test_sim_adaptive_with_matrices_derived_elsewhere(tmp_path, capsys) -> None:
     import re
     import shutil
 
-    from ioaz.lab.report_sim import CALIBRATED_DIR
+    from ioaz.lab.simsuites.adaptive import CALIBRATED_DIR
 
     for f in CALIBRATED_DIR.glob("wd500-*.yaml"):
         text = f.read_text()

@@ -2,7 +2,7 @@
 phases, each run alone, must be won by different schedulers on the HDD model."""
 from __future__ import annotations
 
-from ioaz.lab.report_sim import phases_contrast
+from ioaz.lab.simsuites.adaptive import phases_contrast
 from ioaz.sim.devices import load_device
 from ioaz.sim.engine import simulate
 from ioaz.sim.workloads import Workload

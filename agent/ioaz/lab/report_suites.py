@@ -1,7 +1,7 @@
 """`ioaz-lab bench report [--quick] [--real] [--out DIR] [--only PART]`: every suite of the
 benchmark report, written as DIR/report.md with PNG plots and DIR/results.json.
 
-Parts: ioaz, carroll, xujiang, adaptive, speed (the simulator, ioaz.lab.report_sim) and, with
+Parts: ioaz, carroll, xujiang, adaptive, speed (the simulator, ioaz.lab.simsuites) and, with
 --real, real (ioazd against the kernel's schedulers on a loop device, ioaz.lab.report_real).
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ SIM_PARTS = ("ioaz", "carroll", "xujiang", "adaptive", "speed")
 
 def make_report(out: Path, quick: bool = False, real: bool = False,
                 only: list[str] | None = None, device: str | None = None) -> Report:
-    from ioaz.lab import report_sim
+    from ioaz.lab import simsuites
 
     unknown = set(only or ()) - set(SIM_PARTS) - {"real"}
     if unknown:
@@ -29,7 +29,7 @@ def make_report(out: Path, quick: bool = False, real: bool = False,
             raise ValueError(f"--device {device!r}: not a simulator device model (expected one "
                              f"of {', '.join(model_names())})")
     rep = Report(out, "ioaz benchmark report", quick=quick)
-    report_sim.run_all(rep, quick, only, device)
+    simsuites.run_all(rep, quick, only, device)
     if real and (not only or "real" in only):
         from ioaz.lab import report_real
 

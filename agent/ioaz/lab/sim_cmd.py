@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     def workload() -> Workload:
         if args.trace:
             return Workload(f"trace:{args.trace}", [])
-        from ioaz.lab.report_sim import MIXES  # the benchmark report's own mixes
+        from ioaz.lab.simsuites.adaptive import MIXES  # the benchmark report's own mixes
 
         if args.workload in MIXES:
             return MIXES[args.workload](args.duration)
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         return sim
 
     if args.list:
-        from ioaz.lab.report_sim import MIXES
+        from ioaz.lab.simsuites.adaptive import MIXES
 
         print("workloads: ", " ".join(workload_names() + sorted(MIXES)))
         print("devices:   ", " ".join(model_names()))
@@ -149,7 +149,11 @@ def run(args: argparse.Namespace) -> int:
                                   keep_windows=args.windows))
             results.append(sim.run())
         if args.adaptive:
-            from ioaz.lab.report_sim import CALIBRATED_DIR, CALIBRATED_PREFIX, calibrated_config
+            from ioaz.lab.simsuites.adaptive import (
+                CALIBRATED_DIR,
+                CALIBRATED_PREFIX,
+                calibrated_config,
+            )
             from ioaz.sim.adaptive import AgentChooser
 
             # --calibrated is --matrices with the set measured on wd500
