@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 from guest_fixture import guest_image  # noqa: F401 (a fixture)
-from ioaz.testbed import bench_cli, image
+from ioaz.lab.testbench import bench_cli
+from ioaz.testbed import image
 
 
 def test_bench_testbed_short(guest_image: image.Image,  # noqa: F811 (the fixture)

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from ioaz.testbed import bench_report, measure, workloads
-from ioaz.testbed.guest_bench import order
+from ioaz.lab.testbench import bench_report, measure, workloads
+from ioaz.lab.testbench.guest_bench import order
 
 SYSBENCH_OUT = """
 File operations:
@@ -123,7 +123,7 @@ def test_analysis_oracle_and_targets() -> None:
 def test_simulator_comparison() -> None:
     """The kernel's per-scheduler means (a mix by phase) set beside the simulator's: the
     winners agree when the kernel's is within 2% of the simulator's best; ratios within 20%."""
-    from ioaz.testbed import bench_sim
+    from ioaz.lab.testbench import bench_sim
 
     ph = workloads.BY_NAME["phases"].phases
     table = {"par-read": {"mq-deadline": [_row(0, 10.0), _row(1, 12.0)],
@@ -147,7 +147,7 @@ def test_simulator_comparison() -> None:
 def test_dry_run_control_and_timeline(tmp_path: Path) -> None:
     """ioazd-dry is a control, not a contender for the targets; its (dry) switches are not
     in a timeline; its cost is its throughput over the kernel default's, paired by round."""
-    from ioaz.testbed import bench
+    from ioaz.lab.testbench import bench
 
     cfg = bench.contender_configs(["ioazd", bench.DRY, "ioazd-throughput", "bfq"])
     assert set(cfg) == {"ioazd", bench.DRY, "ioazd-throughput"}

@@ -16,9 +16,10 @@ import statistics
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
+
+from .loops import Loops
 
 SUITES: dict[str, Callable[[argparse.Namespace], dict]] = {}
 
@@ -52,34 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--only", action="append", default=None, metavar="PART",
                    help="report: run only this part (ioaz, carroll, xujiang, adaptive, speed, "
                         "real); repeat for more")
-    from ioaz.testbed.bench_cli import add_arguments as testbed_arguments
+    from ioaz.lab.testbench.bench_cli import add_arguments as testbed_arguments
     testbed_arguments(p)
-
-
-class Loops:
-    """Loop devices over files in /dev/shm, detached on exit."""
-
-    def __init__(self, n: int, size_mb: int):
-        self.n, self.size_mb = n, size_mb
-        self.devs: list[str] = []
-        self.files: list[Path] = []
-
-    def __enter__(self) -> list[str]:
-        for _ in range(self.n):
-            f = Path("/dev/shm") / f"ioaz-bench-{uuid.uuid4().hex[:8]}.img"
-            with open(f, "wb") as fh:
-                fh.truncate(self.size_mb << 20)
-            self.files.append(f)
-            dev = subprocess.run(["losetup", "-f", "--show", str(f)], check=True,
-                                 capture_output=True, text=True).stdout.strip()
-            self.devs.append(dev)
-        return [os.path.basename(d) for d in self.devs]
-
-    def __exit__(self, *exc: object) -> None:
-        for d in self.devs:
-            subprocess.run(["losetup", "-d", d], capture_output=True)
-        for f in self.files:
-            f.unlink(missing_ok=True)
 
 
 def _probe(args: argparse.Namespace):
@@ -306,8 +281,8 @@ def bench_stall(args: argparse.Namespace) -> dict:
 def bench_learn(args: argparse.Namespace) -> dict:
     """calibrate + derive + train on the simulator's HDD and RAID models, every goal:
     the model's held-out accuracy and loss against the per-workload best next to the
-    derived matrix's (ioaz.learn.bench_learn; datasets kept in build/learn/)."""
-    from ..learn import bench_learn
+    derived matrix's (ioaz.lab.bench_learn; datasets kept in build/learn/)."""
+    from . import bench_learn
     r = bench_learn.run()
     if not args.json:
         bench_learn.print_report(r)
@@ -346,7 +321,7 @@ def _print_probe(r: dict) -> None:
 
 @suite("testbed")
 def bench_testbed(args: argparse.Namespace) -> dict:
-    from ioaz.testbed.bench_cli import run_bench
+    from ioaz.lab.testbench.bench_cli import run_bench
     return run_bench(args)
 
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from ioaz.actuate import Actuator, Realisation, StateStore, recover
 from ioaz.lab.report import Report, figure
+from ioaz.lab.testbench.measure import bins_percentile
 from ioaz.sysblock import BlockSysfs
-from ioaz.testbed.measure import bins_percentile
 
 QUEUE_KNOBS = ("scheduler", "nr_requests", "read_ahead_kb", "nomerges", "rq_affinity",
                "max_sectors_kb")
@@ -163,7 +163,7 @@ def _adaptive(dev: str, phase_s: float, sysfs: BlockSysfs) -> dict[str, Any]:
 
 
 def suite_real(rep: Report, quick: bool) -> dict[str, Any]:
-    from ioaz.lab.bench import Loops
+    from ioaz.lab.loops import Loops
 
     phase_s = 3.0 if quick else 10.0
     rounds = 1 if quick else 2

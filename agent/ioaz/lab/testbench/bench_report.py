@@ -10,9 +10,9 @@ import statistics
 from typing import Any
 
 from ioaz.lab.report import Report, figure
-from ioaz.testbed import measure
-from ioaz.testbed.bench import DRY, RULES, STATIC
-from ioaz.testbed.workloads import BY_NAME
+from ioaz.lab.testbench import measure
+from ioaz.lab.testbench.bench import DRY, RULES, STATIC
+from ioaz.lab.testbench.workloads import BY_NAME
 
 Table = dict[str, dict[str, list[dict[str, Any]]]]
 

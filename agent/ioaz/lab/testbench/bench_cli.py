@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ioaz.testbed import bench, workloads
+from ioaz.lab.testbench import bench, workloads
 from ioaz.testbed.errors import TestbedError
 
 
@@ -56,7 +56,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     from ioaz.lab.report import Report
-    from ioaz.testbed import bench_report, bench_sim
+    from ioaz.lab.testbench import bench_report, bench_sim
 
     if args.from_results:
         out = Path(args.from_results)

@@ -1,6 +1,6 @@
 """Runs in the testbed guest: every workload under every contender, round after round.
 
-    python3 -m ioaz.testbed.guest_bench /mnt/results/plan.json
+    python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json
 
 The plan (written by testbed/bench.py on the host) names the workloads, the contenders, the rounds
 and the run lengths. A contender is a kernel scheduler set statically (through the actuator and its
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ioaz.actuate import Actuator, Realisation, StateStore, recover
+from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.sysblock import BlockSysfs
-from ioaz.testbed.workloads import BY_NAME, Workload
 
 RESULTS = Path(os.environ.get("IOAZ_RESULTS", "/mnt/results"))
 STATE_DIR = Path("/run/ioaz-bench/static")

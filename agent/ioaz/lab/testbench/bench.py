@@ -18,11 +18,12 @@ from typing import Any
 
 import yaml
 
-from ioaz.testbed import diskcheck, disks, measure, vm
+from ioaz.lab.testbench import measure
+from ioaz.lab.testbench.workloads import BY_NAME, Workload
+from ioaz.testbed import diskcheck, disks, vm
 from ioaz.testbed.errors import TestbedError
-from ioaz.testbed.workloads import BY_NAME, Workload
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[4]
 STATIC = ("none", "mq-deadline", "bfq", "kyber", "fifo", "vr", "stream")
 RULES = {"kernel default": "mq-deadline", "bfq rule": "bfq", "kyber everywhere": "kyber"}
 GOALS = ("min", "max", "mean", "throughput", "latency")   # daemon config's decide.goal
@@ -92,7 +93,7 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
         "queue_depth": plan.queue_depth, "ioazd": contender_configs(plan.contenders)}, indent=1))
     started = time.time()
-    res = vm.run(["python3 -m ioaz.testbed.guest_bench /mnt/results/plan.json"],
+    res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
                  vm.Options(kernel=plan.kernel, memory_mb=2048,
                             disks=disks.parse(f"model:{plan.model},model:{plan.model}"),
                             results=results, timeout_s=plan.seconds() * 2 + 1200,

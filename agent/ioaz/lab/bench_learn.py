@@ -23,8 +23,8 @@ from typing import Any
 
 from ..classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ..decide.matrix import GOALS
-from . import grid, noise
-from .dataset import Row, read_rows
+from ..learn import grid, noise
+from ..learn.dataset import Row, read_rows
 
 REPO = Path(__file__).resolve().parents[3]
 MODELS = ("carroll-hp72", "raid5-carroll")
@@ -35,8 +35,8 @@ NOISE_WORKLOADS = 120
 def run(out_dir: Path | None = None, workloads: int = 360, seconds: float = 8.0,
         models: tuple[str, ...] = MODELS, goals: tuple[str, ...] = GOALS,
         noise_workloads: int = NOISE_WORKLOADS) -> dict[str, Any]:
-    from ..lab.main import main as lab
-    from . import trainer
+    from ..learn import trainer
+    from .main import main as lab
     out = out_dir or REPO / "build" / "learn"
     out.mkdir(parents=True, exist_ok=True)
     t = load_thresholds(DEFAULT_THRESHOLDS)

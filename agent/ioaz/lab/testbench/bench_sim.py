@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ioaz.testbed.workloads import BY_NAME
+from ioaz.lab.testbench.workloads import BY_NAME
 
 # the kernel's scheduler -> the simulator's stand-in (sim/schedulers/__init__.py)
 STAND_IN = {"none": "none", "mq-deadline": "deadline", "bfq": "bfq", "kyber": "kyber",
