@@ -71,6 +71,7 @@ class Ioazd:
 
     def __init__(self, config: dict[str, Any], logfile: Path) -> None:
         cfg = Path("/run/ioaz-bench/ioazd.yaml")
+        cfg.parent.mkdir(parents=True, exist_ok=True)   # no static run may have made it yet
         cfg.write_text(json.dumps(config))   # JSON is YAML
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(
