@@ -168,3 +168,19 @@ def test_dry_run_control_and_timeline(tmp_path: Path) -> None:
     an = bench_report.analyse({"par-read": runs})
     assert an["observe_cost"]["par-read"]["ratio"] == pytest.approx(0.9)
     assert not any(bench.DRY in t for t, _, _ in an["targets"])
+
+
+def test_cpu_counters_follow_real_work() -> None:
+    """The guest's CPU accounting, read here from this host's /proc: spinning for 0.3 s shows
+    in both the machine's busy seconds and the process's own."""
+    import os
+    import time
+
+    from ioaz.lab.testbench.guest_bench import cpu_busy_s, process_cpu_s
+    busy0, mine0 = cpu_busy_s(), process_cpu_s(os.getpid())
+    end = time.process_time() + 0.3
+    while time.process_time() < end:
+        pass
+    mine = process_cpu_s(os.getpid()) - mine0
+    assert 0.2 <= mine <= 1.0
+    assert cpu_busy_s() - busy0 >= mine - 0.05

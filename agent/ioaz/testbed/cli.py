@@ -36,6 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                             "(default build/testbed/runs/TIME)")
         r.add_argument("--metrics-port", type=int, default=0, metavar="PORT",
                        help=f"forward the guest's port {vm.GUEST_METRICS_PORT} to 127.0.0.1:PORT")
+        r.add_argument("--path-credit-us", type=float, default=0.0, metavar="US",
+                       help="model disks: the VM path's cost per request, not charged "
+                            "(check-disk measures it; default 0)")
         if name == "run":
             r.add_argument("--timeout", type=float, default=900.0, metavar="S",
                            help="kill the guest after S seconds (default 900)")
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         opts = vm.Options(kernel=args.kernel, disks=disks.parse(args.disks),
                           memory_mb=args.memory, results=args.results,
-                          metrics_port=args.metrics_port)
+                          metrics_port=args.metrics_port, path_credit_us=args.path_credit_us)
         if args.action == "shell":
             return vm.shell(opts)
         opts.timeout_s = args.timeout

@@ -29,6 +29,10 @@ RULES = {"kernel default": "mq-deadline", "bfq rule": "bfq", "kyber everywhere":
 GOALS = ("min", "max", "mean", "throughput", "latency")   # daemon config's decide.goal
 GUEST_STATE = "/run/ioaz-bench/ioazd"
 DRY = "ioazd-dry"
+KERNEL = "ioazd-kernel"
+# The matrices calibrated on the testbed's kernel (ioaz-lab calibrate --device in the guest,
+# then derive; decision_matrices/kernel/README.md has the commands), per goal.
+KERNEL_MATRICES = "kernel/testbed-wd500-qd32-{goal}.yaml"
 
 
 @dataclass
@@ -63,14 +67,25 @@ def ioazd_config(goal: str | None) -> dict[str, Any]:
     return cfg
 
 
+def kernel_matrix_files() -> list[Path]:
+    return [REPO / "decision_matrices" / KERNEL_MATRICES.format(goal=g) for g in GOALS]
+
+
 def contender_configs(contenders: list[str]) -> dict[str, Any]:
-    """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, and `ioazd-dry`, the
+    """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
+    shipped config with the matrices calibrated on this kernel's disks), and `ioazd-dry`, the
     control: ioazd observing and deciding but never writing (dry_run), so that its run against
     the kernel default's is what observing alone costs in this guest."""
     out = {}
     for c in contenders:
         if c == "ioazd":
             out[c] = ioazd_config(None)
+        elif c == KERNEL:
+            cfg = ioazd_config(None)
+            cfg["decide"]["matrix_rules"] = [
+                {"match": {"rotational": True},
+                 "matrices": {g: KERNEL_MATRICES.format(goal=g) for g in GOALS}}]
+            out[c] = cfg
         elif c == DRY:
             out[c] = {**ioazd_config(None), "dry_run": True}
         elif c.startswith("ioazd-"):
@@ -137,6 +152,11 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
         w = BY_NAME[line["workload"]]
         row: dict[str, Any] = {"round": line["round"], "rc": line["rc"],
                                "wall_s": line["wall_s"]}
+        cpu = line.get("cpu")   # runs before 2026-11-25 did not count it
+        if cpu and line["wall_s"] > 0:
+            row["cpu_busy"] = cpu["busy_s"] / (line["wall_s"] * cpu["cpus"])
+            if cpu.get("ioazd_s") is not None:
+                row["ioazd_cpu"] = cpu["ioazd_s"] / line["wall_s"]
         if line["rc"] == 0:
             disk = guest["raw"] if w.disk == "raw" else guest["fs"]
             m = measure.run(results / "raw", line, w.parser, disk, bool(w.phases))

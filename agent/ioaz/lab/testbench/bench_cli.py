@@ -39,12 +39,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def plan_from(args: argparse.Namespace) -> bench.Plan:
     cs = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    bad = [c for c in cs if c not in bench.STATIC and c not in ("ioazd", bench.DRY)
+    named = ("ioazd", bench.DRY, bench.KERNEL)
+    bad = [c for c in cs if c not in bench.STATIC and c not in named
            and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)]
     if bad:
         raise ValueError(f"--contenders: unknown {', '.join(bad)}; use "
-                         f"{', '.join(bench.STATIC)}, ioazd, {bench.DRY}, ioazd-GOAL "
+                         f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)})")
+    if bench.KERNEL in cs:
+        missing = [str(f) for f in bench.kernel_matrix_files() if not f.is_file()]
+        if missing:
+            raise ValueError(f"--contenders {bench.KERNEL}: no calibrated matrix "
+                             f"{', '.join(missing)} (decision_matrices/kernel/README.md says "
+                             "how they are made)")
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
         raise ValueError("--rounds, --runtime and --phase must be positive")

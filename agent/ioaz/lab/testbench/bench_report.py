@@ -58,6 +58,14 @@ def oracle(runs: dict[str, list[dict[str, Any]]], phases: tuple[str, ...]
     return rounds, choice
 
 
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.0f}%"
+
+
+def _mean(xs: list[float]) -> float | None:
+    return statistics.fmean(xs) if xs else None
+
+
 def analyse(table: Table) -> dict[str, Any]:
     out: dict[str, Any] = {"workloads": {}}
     contenders = sorted({c for runs in table.values() for c in runs},
@@ -80,6 +88,8 @@ def analyse(table: Table) -> dict[str, Any]:
             res["contenders"][c] = {
                 "mb_s": mb.mean, "mb_s_ci": mb.ci95, "n": mb.n, "p99_ms": p99.mean,
                 "p99_ci": p99.ci95, "disk_mb_s": disk.mean, "vs_best": vs.mean,
+                "cpu_busy": _mean(values(rs, "cpu_busy")),
+                "ioazd_cpu": _mean(values(rs, "ioazd_cpu")),
                 "vs_best_ci": vs.ci95, "p99_vs_best": p99_vs.mean,
                 "failed": sum(1 for r in rs if r["rc"] != 0)}
             if c in norm and vs.n:
@@ -180,7 +190,11 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         "started from the kernel's default at each run's start and stopped at its end. The "
         "kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq and kyber "
         "rows. Ratios are to the best static scheduler of the workload, paired by round; "
-        "± is the 95% interval over the rounds. Nothing else ran in the guest. The host is "
+        "± is the 95% interval over the rounds. Guest CPU busy: the share of the guest's "
+        "vCPUs not idle (nor waiting for the disk) over the run, from /proc/stat; ioazd's CPU: "
+        "its process's user and system time over the run, as a share of one vCPU (both vCPUs "
+        "share one host thread under single-threaded TCG). Nothing else ran in the guest. "
+        "The host is "
         "a shared 2-core machine running qemu and the two model disk servers; beside them: "
         f"{meta.get('beside') or 'not recorded'}.")
     for fam in ("mixed", "seq", "rand"):
@@ -202,9 +216,11 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                              f"{m['vs_best']:.3f} ± {m['vs_best_ci']:.3f}",
                              "-" if m["p99_ms"] is None else f"{m['p99_ms']:.1f}",
                              m["p99_vs_best"], m["disk_mb_s"],
-                             m.get("vs_oracle"), m["failed"]))
+                             m.get("vs_oracle"), _pct(m.get("cpu_busy")),
+                             _pct(m.get("ioazd_cpu")), m["failed"]))
             s.table(["contender", "MB/s", "x best static", "p99 ms", "p99 x best",
-                     "disk MB/s", "x oracle", "failed"], rows, digits=3)
+                     "disk MB/s", "x oracle", "guest CPU busy", "ioazd's CPU", "failed"],
+                    rows, digits=3)
             for c, m in r["contenders"].items():
                 for i, tl in enumerate(m.get("timelines") or []):
                     if tl:

@@ -61,6 +61,19 @@ def disk_stats(sysfs: BlockSysfs, devs: list[str]) -> dict[str, list[int]]:
     return {d: [int(x) for x in sysfs.read(d, "stat").split()] for d in devs}
 
 
+def cpu_busy_s() -> float:
+    """The guest's CPU seconds spent on anything but idling (all CPUs, /proc/stat)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+    # user nice system idle iowait irq softirq: waiting for the disk is idle for the CPU
+    return (sum(f) - f[3] - f[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """A process's own CPU seconds (user and system, with BPF programs run in its syscalls)."""
+    after_name = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(after_name[11]) + int(after_name[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def quiesce() -> None:
     """Every run starts from the same place: dirty data written, the page cache empty."""
     sh("sync; echo 3 > /proc/sys/vm/drop_caches; sync")
@@ -171,6 +184,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
             if not res.ok:
                 raise RuntimeError(f"{d}: switching to {contender}: {'; '.join(res.errors)}")
     before = disk_stats(act.sysfs, devs)
+    busy0 = cpu_busy_s()
+    daemon0 = process_cpu_s(daemon.proc.pid) if daemon else 0.0
     start = time.monotonic()
     if daemon:
         daemon.mark("workload start")
@@ -180,6 +195,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     if daemon:
         daemon.mark("workload end")
     after = disk_stats(act.sysfs, devs)
+    cpu = {"busy_s": round(cpu_busy_s() - busy0, 2), "cpus": os.cpu_count(),
+           "ioazd_s": round(process_cpu_s(daemon.proc.pid) - daemon0, 2) if daemon else None}
     daemon_rc = daemon.stop() if daemon else None
     for d in devs if not daemon else ():
         back = act.restore(d)
@@ -187,7 +204,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
             raise RuntimeError(f"{d}: restoring after {contender}: {'; '.join(back.errors)}")
     line = {"workload": w.name, "contender": contender, "round": rnd, "rc": r.returncode,
             "wall_s": round(wall, 2), "out": out.name, "stat_before": before,
-            "stat_after": after, "stderr": r.stderr[-500:], "ioazd_rc": daemon_rc,
+            "stat_after": after, "cpu": cpu, "stderr": r.stderr[-500:], "ioazd_rc": daemon_rc,
             "scheduler_after": {d: act.sysfs.scheduler(d).active for d in devs}}
     print(f"{tag}: rc {r.returncode}, {wall:.1f} s", flush=True)
     return line
