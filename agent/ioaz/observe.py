@@ -60,6 +60,9 @@ class Observer:
         # device -> its last judged class: near a ratio threshold the next window keeps its
         # side (Thresholds.boundary_band)
         self.classes: dict[str, WorkloadClass] = {}
+        # device -> the disk it was (sysblock.identity): a name another disk takes between two
+        # windows is that disk's, not a continuation of the one before
+        self.identities: dict[str, str | None] = {}
 
     def set_thresholds(self, thresholds: Thresholds) -> None:
         """New cuts (a reload); the process horizons are rebuilt from them as devices appear."""
@@ -100,11 +103,17 @@ class Observer:
             return []
         return [p for p in h.pids() - set(submitted) if os.path.exists(f"/proc/{p}")]
 
+    def _replaced(self, name: str) -> bool:
+        was = self.identities.get(name)
+        now = self.sysfs.identity(name)
+        return was is not None and now is not None and now != was
+
     def start(self) -> list[str]:
         """Take the first snapshot; returns the devices watched."""
         names = self._wanted()
         self.prev = self._complete(self.source.read(), names)
         self.watching = list(self.prev)
+        self.identities = {name: self.sysfs.identity(name) for name in self.watching}
         return self.watching
 
     def step(self) -> Window:
@@ -117,8 +126,14 @@ class Observer:
                 w.vanished.append(name)
         for name, snap in cur.items():
             old = self.prev.get(name)
+            if old is not None and self._replaced(name):
+                w.vanished.append(name)
+                old = None
             if old is None:
                 w.appeared.append(name)
+                self.identities[name] = self.sysfs.identity(name)
+                self.horizons.pop(name, None)
+                self.classes.pop(name, None)
                 continue  # first sight: its first window is the next one
             f = compute_features(old, snap, self.thresholds.min_process_share)
             # the class counts submitters: threads where the probe tells them apart
@@ -134,6 +149,8 @@ class Observer:
             del self.horizons[name]
         for name in set(self.classes) - set(cur):
             del self.classes[name]
+        for name in set(self.identities) - set(cur):
+            del self.identities[name]
         self.prev = cur
         self.watching = list(cur)
         return w

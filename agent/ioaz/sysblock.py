@@ -129,6 +129,19 @@ class BlockSysfs:
         except OSError:
             return None
 
+    def identity(self, device: str) -> str | None:
+        """What names this disk and no other: the kernel's diskseq (5.15 on: a new number for
+        every disk attached, a loop device's every new backing file included, never reused
+        until reboot), else the WWN the device reports; None when it says neither."""
+        for key, label in (("diskseq", "diskseq"), ("wwid", "wwid"), ("device/wwid", "wwid")):
+            try:
+                value = self.read(device, key)
+            except OSError:
+                continue
+            if value:
+                return f"{label}:{value}"
+        return None
+
     def read_int(self, device: str, key: str) -> int | None:
         try:
             return int(self.read(device, key))

@@ -20,6 +20,7 @@ import pytest
 from ioaz import sysblock as sf
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.bench import loop_device
+from ioaz.actuate.recover import recover
 from ioaz.actuate.state import STATE_FILE, StateStore
 from ioaz.actuate.types import QueueSettings
 from ioaz.realisation import Realisation
@@ -201,3 +202,29 @@ def test_an_unknown_scheduler_is_refused_and_changes_nothing(loop: str, act: Act
     r = act.apply(loop, Realisation("cfq"))
     assert not r.ok and "'cfq' is not available" in r.errors[0]
     assert active(loop) == before and not act.state.path.exists()
+
+
+def test_recovery_writes_nothing_onto_another_file_in_the_same_loop_device(
+        loop: str, tmp_path: Path) -> None:
+    """loopN is 7:N whatever file it holds: after ioaz's process dies, the loop device is given
+    another file, and recovery must not take that for the disk whose originals it saved. The
+    kernel's diskseq moves on at the new attach; what the new disk has is left as it is."""
+    state = tmp_path / "run"
+    res = Actuator(BlockSysfs(), StateStore(state)).apply(
+        loop, Realisation("kyber", {}, QueueSettings(read_ahead_kb=16)))
+    assert res.ok, res.errors
+    seq_before = sysread(loop, "diskseq")
+    other = tmp_path / "other.img"
+    other.write_bytes(b"\0" * (8 << 20))
+    subprocess.run(["losetup", "-d", f"/dev/{loop}"], check=True)
+    for _ in range(50):   # the detach is asynchronous while the device is still open
+        if subprocess.run(["losetup", f"/dev/{loop}", str(other)],
+                          capture_output=True).returncode == 0:
+            break
+        time.sleep(0.1)
+    assert sysread(loop, "diskseq") != seq_before
+    sysfs_now = {k: sysread(loop, k) for k in ("queue/scheduler", "queue/read_ahead_kb")}
+    (r,) = recover(state, actuator=Actuator(BlockSysfs(), StateStore(state)))
+    assert r.replaced and not r.restored, r
+    assert {k: sysread(loop, k) for k in sysfs_now} == sysfs_now
+    assert not (state / STATE_FILE).exists()

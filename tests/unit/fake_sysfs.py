@@ -37,6 +37,7 @@ class FakeKernel(BlockSysfs):
         # A switch that fails leaves this scheduler active (the kernel falls back to none when
         # it cannot set up the new elevator and the old one is gone).
         self.failed_switch_leaves: str | None = None
+        self.diskseq = 0   # the kernel numbers every disk attached, never again this boot
 
     def add_device(self, name: str, active: str = "none",
                    available: tuple[str, ...] = ("none", "mq-deadline", "kyber", "bfq"),
@@ -45,6 +46,8 @@ class FakeKernel(BlockSysfs):
         d = self.device_dir(name)
         (d / "queue").mkdir(parents=True)
         (d / "dev").write_text(dev + "\n")
+        self.diskseq += 1
+        (d / "diskseq").write_text(f"{self.diskseq}\n")
         (d / "size").write_text(f"{size_sectors}\n")
         (d / "queue" / "read_ahead_kb").write_text("128\n")
         (d / "queue" / "rotational").write_text(f"{int(rotational)}\n")
@@ -105,7 +108,9 @@ class FakeKernel(BlockSysfs):
         super().write(device, key, value)
 
     def remove_device(self, name: str) -> None:
+        dev = (self.device_dir(name) / "dev").read_text().strip()
         shutil.rmtree(self.device_dir(name))
+        (self.root / "dev" / "block" / dev).unlink(missing_ok=True)
 
 
 def fake_disks(tmp_path: Path, *names: str) -> FakeKernel:

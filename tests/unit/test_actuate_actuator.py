@@ -105,13 +105,43 @@ def test_restore_of_a_vanished_device_is_tolerated_and_keeps_the_entry(
     assert list(act.state.load()) == ["sdb"]
 
 
-def test_a_different_disk_under_the_same_name_is_not_restored(act: Actuator,
-                                                             kernel: FakeKernel) -> None:
+@pytest.mark.parametrize("dev", ["8:16", "8:48"])
+def test_a_different_disk_under_the_same_name_is_not_restored(act: Actuator, kernel: FakeKernel,
+                                                             dev: str) -> None:
+    """A loop device is 7:N whatever file it holds, and a new disk takes the free sdb: the
+    kernel's diskseq tells them apart, and the old disk's originals go to neither."""
     act.apply("sdb", Realisation("kyber"))
     kernel.remove_device("sdb")
-    kernel.add_device("sdb", active="none", dev="8:48")
+    kernel.add_device("sdb", active="none", dev=dev)
+    kernel.log.clear()
     r = act.restore("sdb")
-    assert r.vanished and kernel.log[-1][2] == "kyber"
+    assert r.replaced and not r.restored and r.ok
+    assert "diskseq:2" in r.errors[0] and "diskseq:1" in r.errors[0]
+    assert kernel.log == [] and kernel.scheduler("sdb").active == "none"
+    assert act.state.get("sdb") is None
+
+
+def test_crash_recovery_writes_nothing_onto_another_disk_of_the_same_name(
+        kernel: FakeKernel, tmp_path: Path) -> None:
+    Actuator(kernel, StateStore(tmp_path / "run")).apply("sdb", Realisation("kyber"))
+    # the daemon is killed; the disk is detached and another attached as sdb, same 8:16
+    kernel.remove_device("sdb")
+    kernel.add_device("sdb", active="bfq", dev="8:16")
+    kernel.log.clear()
+    (r,) = recover(tmp_path / "run", actuator=Actuator(kernel, StateStore(tmp_path / "run")))
+    assert r.replaced and kernel.log == [] and kernel.scheduler("sdb").active == "bfq"
+
+
+def test_a_new_disk_under_an_old_name_gets_its_own_originals_saved(act: Actuator,
+                                                                  kernel: FakeKernel) -> None:
+    act.apply("sdb", Realisation("kyber"))
+    kernel.remove_device("sdb")
+    kernel.add_device("sdb", active="bfq", dev="8:16")
+    res = act.apply("sdb", Realisation("mq-deadline"))
+    assert res.ok and res.saved_originals and "dropped" in res.notes[0]
+    entry = act.state.get("sdb")
+    assert entry is not None and entry["scheduler"] == "bfq" and entry["identity"] == "diskseq:2"
+    assert act.restore("sdb").restored and kernel.scheduler("sdb").active == "bfq"
 
 
 def test_ebusy_is_retried_with_growing_backoff(act: Actuator, kernel: FakeKernel,

@@ -290,3 +290,26 @@ def test_observer_reports_a_vanished_device_and_goes_on(tmp_path):
     assert w.vanished == ["sdb"]
     assert [f.device for f in w.features] == ["sda"]
     assert w.features[0].iops == pytest.approx(100)
+
+
+def test_observer_sees_another_disk_take_a_name_between_two_windows(tmp_path):
+    """sdb detached and another disk attached as sdb within one window: the window does not
+    run on from the old disk's counters; the new disk is new (its first window the next)."""
+    kernel = fake_disks(tmp_path, "sda", "sdb")
+
+    def both(t):
+        s1, s2 = snap(t, reads=int(t * 100)), snap(t, writes=int(t * 50))
+        s1.name, s2.name = "sda", "sdb"
+        return {"sda": s1, "sdb": s2}
+
+    obs = Observer(FakeSource([both(1), both(2), both(3), both(4)]), Thresholds(),
+                   ["sda", "sdb"], kernel)
+    obs.start()
+    assert sorted(f.device for f in obs.step().features) == ["sda", "sdb"]
+    kernel.remove_device("sdb")
+    kernel.add_device("sdb", dev="8:16")
+    w = obs.step()
+    assert w.vanished == ["sdb"] and w.appeared == ["sdb"]
+    assert [f.device for f in w.features] == ["sda"]
+    w = obs.step()
+    assert sorted(f.device for f in w.features) == ["sda", "sdb"] and not w.vanished

@@ -84,6 +84,7 @@ class Actuator:
         """The values restore() would put back: scheduler, its knobs, the queue settings."""
         entry: dict[str, Any] = {
             "dev": self.sysfs.dev_number(device),
+            "identity": self.sysfs.identity(device),
             "saved_at": time.time(),
             "scheduler": self.sysfs.scheduler(device).active,
             "knobs": self.sysfs.knobs(device),
@@ -237,11 +238,29 @@ class Actuator:
                 res.fail(step.message())
         self._remember(device, res.took(), switched=res.switched)
 
+    def _another_disk(self, device: str, entry: dict[str, Any]) -> str | None:
+        """How the disk now called `device` differs from the one `entry` was saved from (None:
+        the same disk, or no way to tell)."""
+        saved = entry.get("identity")
+        if not saved or not self.sysfs.exists(device):
+            return None
+        now = self.sysfs.identity(device)
+        if now is None or now == saved:
+            return None
+        return f"another disk has the name now ({now}; the originals were saved from {saved})"
+
     def _save_originals(self, res: ActuationResult, keys: list[str]) -> bool:
         """Make sure the state file holds the device's originals before anything is written."""
         device = res.device
         try:
             entry = self.state.get(device)
+            other = self._another_disk(device, entry) if entry is not None else None
+            if entry is not None and other:
+                res.notes.append(f"{device}: {other}: the saved originals (scheduler "
+                                 f"{entry['scheduler']!r}) are dropped, this disk's saved")
+                self.state.remove(device)
+                self.last_written.pop(device, None)
+                entry = None
             if entry is None:
                 entry = self.snapshot(device)
                 res.saved_originals = True
@@ -362,6 +381,18 @@ class Actuator:
         entry = self.state.get(device)
         if entry is None:
             res.restored = True
+            self.last_written.pop(device, None)
+            return
+        other = self._another_disk(device, entry)
+        if other:
+            # The disk these originals came from is gone (detached, its loop file changed):
+            # they are not this disk's, and a disk attached again starts from the kernel's
+            # defaults, so nothing is left to put back anywhere.
+            res.replaced = True
+            res.errors.append(f"{device}: {other}: its saved originals (scheduler "
+                              f"{entry['scheduler']!r}, {entry.get('queue', {})}) are not "
+                              "written to it and are dropped")
+            self.state.remove(device)
             self.last_written.pop(device, None)
             return
         saved_dev = entry.get("dev")

@@ -6,12 +6,14 @@ finds the file knows exactly what to put back (recover.py).
 
 Layout of STATE_DIR/actuate-state.json:
     {"version": 1,
-     "devices": {"loop0": {"dev": "7:0", "saved_at": 1763687000.0,
+     "devices": {"loop0": {"dev": "7:0", "identity": "diskseq:9", "saved_at": 1763687000.0,
                            "scheduler": "none",
                            "knobs": {"queue/iosched/read_expire": "500", ...},
                            "queue": {"queue/nr_requests": "128", "queue/read_ahead_kb": "128"},
                            "changed": ["queue/scheduler", "queue/nr_requests"]}}}
 "changed" lists the keys in the order they were first changed, so restore can go backwards.
+"identity" (sysblock.identity: the kernel's diskseq, else the WWN) tells the disk saved from
+another that has its name since: a loop device is always 7:N, a new disk takes the free sdb.
 
 A file that cannot be trusted (not JSON: a bad disk, a hand edit) is set aside as
 actuate-state.json.corrupt-TIME, logged at error and counted (`set_aside`), and ioazd goes on
@@ -48,6 +50,8 @@ def entry_problem(device: Any, e: Any) -> str | None:
         return f"{device}: scheduler is {e.get('scheduler')!r}, expected a name"
     if e.get("dev") is not None and not isinstance(e["dev"], str):
         return f"{device}: dev is {e['dev']!r}, expected MAJOR:MINOR"
+    if e.get("identity") is not None and not isinstance(e["identity"], str):
+        return f"{device}: identity is {e['identity']!r}, expected diskseq:N or wwid:..."
     for key in ("knobs", "queue"):
         v = e.get(key, {})
         if not isinstance(v, dict) or not all(

@@ -99,6 +99,7 @@ class RestoreResult:
     ok: bool = True
     restored: bool = False      # every saved value is back and the state entry is gone
     vanished: bool = False      # the device is gone; the entry stays until it can be restored
+    replaced: bool = False      # another disk has the name now: nothing written, entry dropped
     steps: list[WriteStep] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 

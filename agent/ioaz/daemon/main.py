@@ -92,7 +92,7 @@ def restore_only(config: DaemonConfig) -> int:
     for r in results:
         log.warning(json.dumps({"event": "restore_after_exit", "device": r.device,
                                 "restored": r.restored, "vanished": r.vanished,
-                                "errors": r.errors}))
+                                "replaced": r.replaced, "errors": r.errors}))
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in recover(config.state_dir, actuator=actuator):
             log.warning(json.dumps({"event": "crash_recovery", "device": r.device,
                                     "restored": r.restored, "vanished": r.vanished,
-                                    "errors": r.errors}))
+                                    "replaced": r.replaced, "errors": r.errors}))
     try:
         source, why = open_source(config.probe, config.sample_plan(), sysfs)
     except Exception as e:
