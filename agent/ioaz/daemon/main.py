@@ -110,6 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ioazd: configuration refused:\n{e}", file=sys.stderr)
         return 2
     if args.check:
+        from .preflight import problems
+        found = problems(config)
+        if found:
+            print("ioazd: the configuration is valid but cannot start as it is:\n"
+                  + "\n".join(found), file=sys.stderr)
+            return 2
         print(f"ioazd: {config.file}: configuration OK")
         return 0
     if args.restore:

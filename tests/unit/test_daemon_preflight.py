@@ -1,0 +1,72 @@
+"""`ioazd --check` finds what a valid configuration cannot start with, with the setting's
+FILE:LINE: a taken or foreign metrics address, an unusable socket path, a state directory that
+cannot be written. Real sockets and directories; nothing is changed by the check."""
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from ioaz.daemon.config import load_config
+from ioaz.daemon.preflight import MAX_SOCKET_PATH, problems
+
+
+def _config(tmp_path: Path, **settings: str) -> Path:
+    base = {"state_dir": str(tmp_path / "run"), "socket": str(tmp_path / "run" / "ioaz.sock"),
+            "metrics": "{listen: '127.0.0.1:0'}"}
+    base.update(settings)
+    f = tmp_path / "ioaz.yaml"
+    f.write_text("window_s: 1\n" + "".join(f"{k}: {v}\n" for k, v in base.items()))
+    return f
+
+
+def test_a_usable_configuration_has_no_problems(tmp_path: Path) -> None:
+    assert problems(load_config(_config(tmp_path))) == []
+
+
+def test_a_taken_metrics_port_is_found_at_its_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        f = _config(tmp_path, metrics=f"{{listen: '127.0.0.1:{port}'}}")
+        (found,) = problems(load_config(f))
+    assert found.startswith(f"{f}:4: metrics.listen 127.0.0.1:{port}: cannot be bound: "
+                            "the address is in use"), found
+
+
+def test_an_address_not_on_this_machine_is_found(tmp_path: Path) -> None:
+    f = _config(tmp_path, metrics="{listen: '192.0.2.7:19647'}")   # TEST-NET-1
+    (found,) = problems(load_config(f))
+    assert "not one of this machine's" in found and found.startswith(f"{f}:4:")
+
+
+def test_socket_paths_that_cannot_be_a_socket(tmp_path: Path) -> None:
+    long = tmp_path / ("d" * (MAX_SOCKET_PATH - len(str(tmp_path)))) / "ioaz.sock"
+    (found,) = problems(load_config(_config(tmp_path, socket=str(long))))
+    assert f"a Unix socket's path has at most {MAX_SOCKET_PATH}" in found
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "ioaz.sock").write_text("not a socket")
+    (found,) = problems(load_config(_config(tmp_path)))
+    assert found.endswith("a file that is not a socket is in its place (ioazd replaces only a "
+                          "socket)")
+
+
+def test_a_state_dir_under_a_regular_file_is_found(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("")
+    f = _config(tmp_path, state_dir=str(tmp_path / "plain" / "ioaz"))
+    (found,) = problems(load_config(f))
+    assert found == (f"{f}:2: state_dir {tmp_path}/plain/ioaz: {tmp_path}/plain is a file, "
+                     "not a directory")
+    assert not (tmp_path / "run").exists()   # the check made nothing
+
+
+def test_ioazd_check_exits_2_naming_the_line(tmp_path: Path) -> None:
+    (tmp_path / "plain").write_text("")
+    f = _config(tmp_path, socket=str(tmp_path / "plain" / "ioaz.sock"))
+    r = subprocess.run([sys.executable, "-m", "ioaz.daemon.main", "--check", "--config", str(f)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{f}:3: socket {tmp_path}/plain/ioaz.sock: {tmp_path}/plain is a file" in r.stderr
+    assert "Traceback" not in r.stderr
