@@ -61,9 +61,31 @@ static inline struct stream_data *to_sd(struct vr_data *vd)
 	return container_of(vd, struct stream_data, vd);
 }
 
+/*
+ * rq->elv.priv[1]: the stream length this request ends (low bits) and, from
+ * its dispatch on, the sector after it (high bits). The block layer has
+ * zeroed blk_rq_sectors() by the time finish_request() runs, so where the
+ * request ended has to be kept from its dispatch.
+ */
+#define SS_SIZE_BITS	16
+#define SS_SIZE_MAX	((1UL << SS_SIZE_BITS) - 1)
+
 static inline unsigned int ss_rq_size(struct request *rq)
 {
-	return (unsigned int)(uintptr_t)rq->elv.priv[1];
+	return (uintptr_t)rq->elv.priv[1] & SS_SIZE_MAX;
+}
+
+static inline sector_t ss_rq_end(struct request *rq)
+{
+	return (uintptr_t)rq->elv.priv[1] >> SS_SIZE_BITS;
+}
+
+static inline void ss_rq_set(struct request *rq, sector_t end,
+			     unsigned int size)
+{
+	BUILD_BUG_ON(sizeof(uintptr_t) < 8);	/* 48 bits of sector */
+	rq->elv.priv[1] = (void *)(((uintptr_t)end << SS_SIZE_BITS) |
+				   min_t(uintptr_t, size, SS_SIZE_MAX));
 }
 
 /*
@@ -117,8 +139,18 @@ static void ss_on_arrival(struct stream_data *sd, struct request *rq, u64 now)
 		}
 		cost = now - p->done_ns + ss_service_ns(sd, p->pos,
 							 blk_rq_pos(rq));
-		if (cost < p->svc_ns &&
-		    (best < 0 || p->size > sd->parents[best].size))
+		if (cost >= p->svc_ns)
+			continue;
+		/*
+		 * The child of the parent we idle for ends the wait even when
+		 * another parent of the same stream has as large a size (several
+		 * completions handled before the submitter's next request).
+		 */
+		if (i == sd->wait_idx) {
+			best = i;
+			break;
+		}
+		if (best < 0 || p->size > sd->parents[best].size)
 			best = i;
 	}
 	if (best >= 0) {
@@ -130,14 +162,31 @@ static void ss_on_arrival(struct stream_data *sd, struct request *rq, u64 now)
 		}
 		sd->parents[best].used = false;
 	}
-	rq->elv.priv[1] = (void *)(uintptr_t)min(size, 1U << 30);
+	ss_rq_set(rq, 0, size);
+}
+
+/*
+ * Whether the pending request @next continues, past the requests still in
+ * flight, the stream that ended at @pos: it starts at most one request's
+ * length beyond per request the gate counts besides the one completing
+ * (none: only right at @pos).
+ */
+static bool ss_runs_ahead(struct stream_data *sd, sector_t pos,
+			  struct request *next)
+{
+	int others = atomic_read(&sd->vd.gate.inflight) - 1;
+
+	if (blk_rq_pos(next) < pos)
+		return false;
+	return blk_rq_pos(next) - pos <=
+	       (u64)max(others, 0) * blk_rq_sectors(next);
 }
 
 /* Figure 2, "upon completion of request R" */
 static void ss_on_complete(struct stream_data *sd, struct request *rq, u64 now)
 {
 	struct vr_data *vd = &sd->vd;
-	sector_t pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
+	sector_t pos = ss_rq_end(rq);
 	struct request *pending = vr_choose(vd);
 	struct ss_parent *p = NULL;
 	unsigned int size = ss_rq_size(rq);
@@ -172,12 +221,12 @@ static void ss_on_complete(struct stream_data *sd, struct request *rq, u64 now)
 	/*
 	 * Waiting pays only when the child can come after this completion: an
 	 * asynchronous request's submitter did not wait for it, and a pending
-	 * request that continues the stream is what the base serves next anyway.
-	 * (Idling there halved a sequential O_DIRECT writer at depth 8 on the
-	 * testbed's model disk.)
+	 * request that lies ahead within what the stream's other requests in
+	 * flight span was issued by a submitter that runs ahead of the disk:
+	 * its next request is already here, and the base serves it next.
 	 */
 	if (!op_is_sync(rq->cmd_flags) ||
-	    (pending && blk_rq_pos(pending) == pos))
+	    (pending && ss_runs_ahead(sd, pos, pending)))
 		return;
 	/* Deadline's decision to serve an expired request comes first */
 	if (vd->deadlines && vr_earliest_expired(vd, now)) {
@@ -371,6 +420,8 @@ static struct request *stream_dispatch_request(struct blk_mq_hw_ctx *hctx)
 	if (rq && ss_rq_size(rq) < sd->threshold)
 		sd->in_stream = false;
 out:
+	if (rq)
+		ss_rq_set(rq, blk_rq_pos(rq) + blk_rq_sectors(rq), ss_rq_size(rq));
 	spin_unlock_irqrestore(&vd->lock, irqflags);
 	return rq;
 }

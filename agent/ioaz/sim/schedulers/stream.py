@@ -163,8 +163,13 @@ class Stream(Scheduler):
                     svc = curve(d)
                 else:
                     svc = curve(-d) * self.back
-                if now - p.done + svc < p.svc and (best is None or p.size > best.size):
-                    best = p
+                if now - p.done + svc < p.svc:
+                    # the child of the parent waited for ends the wait, even when another
+                    # parent has as large a size (completions handled before the arrival)
+                    if p is waiting:
+                        best = p
+                    elif best is None or (best is not waiting and p.size > best.size):
+                        best = p
             keep.append(p)
         rq.stream_size = 1
         if best is not None:
@@ -204,8 +209,9 @@ class Stream(Scheduler):
             return
         # Waiting pays only when the child comes after this completion: not after an
         # asynchronous request (its submitter did not wait for it), nor when the pending
-        # request continues the stream (the base serves it next anyway).
-        if not rq.sync or (pending is not None and pending.sector == pos):
+        # request continues the stream past the requests still in flight (its submitter
+        # runs ahead of the disk: the child is already here, and the base serves it next).
+        if not rq.sync or (pending is not None and self._runs_ahead(pos, pending)):
             return
         if self._expired(now) is not None:
             self.waits_cut += 1
@@ -221,6 +227,12 @@ class Stream(Scheduler):
         self.waiting = p
         self.wait_until = now + svc
         self.waits += 1
+
+    def _runs_ahead(self, pos: int, nxt: Request) -> bool:
+        """The kernel module's ss_runs_ahead(): nxt starts at most one request's length past
+        pos per request still in flight (the device has already let the completing one go)."""
+        others = self.device.inflight if self.device is not None else 0
+        return 0 <= nxt.sector - pos <= others * nxt.nsec
 
     def _take(self, rq: Request) -> Request:
         self._take_inner(rq)
