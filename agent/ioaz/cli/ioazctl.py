@@ -1,7 +1,7 @@
 """ioazctl: the administrator's tool.
 
-`observe` and `matrix validate` work without the daemon; the other commands talk to ioazd over
-its Unix socket (/run/ioaz/ioaz.sock, or --socket PATH).
+`observe`, `advise` and `matrix validate` work without the daemon; the other commands talk to
+ioazd over its Unix socket (/run/ioaz/ioaz.sock, or --socket PATH).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import control, observe
+from . import advise, control, observe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     observe.add_arguments(sub.add_parser(
         "observe", help="live per-device workload features and IOAZ class (no daemon needed)"))
+    advise.add_arguments(sub.add_parser(
+        "advise", help="what ioaz would set on each disk and why, writing nothing (no daemon "
+                       "needed)"))
     control.add_commands(sub)
     return p
 
@@ -29,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "observe":
         return observe.run(args)
+    if args.command == "advise":
+        return advise.run(args)
     return control.run(args)
 
 
