@@ -152,7 +152,7 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
         w = BY_NAME[line["workload"]]
         row: dict[str, Any] = {"round": line["round"], "rc": line["rc"],
                                "wall_s": line["wall_s"]}
-        cpu = line.get("cpu")   # runs before 2026-11-25 did not count it
+        cpu = line.get("cpu")   # absent from the runs of an older guest_bench
         if cpu and line["wall_s"] > 0:
             row["cpu_busy"] = cpu["busy_s"] / (line["wall_s"] * cpu["cpus"])
             if cpu.get("ioazd_s") is not None:
