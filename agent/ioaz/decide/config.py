@@ -66,8 +66,8 @@ class DecideConfig:
     # trial_margin_points (0: never), after trial_after_windows judged windows settled in the
     # cell, for trial_windows judged windows; the runner-up is kept when its measure is at
     # least trial_min_gain better, and the cell is not tried again for trial_retry_s.
-    # 5 points: a lead that small is within what one workload of the class can reverse (on
-    # the wd500 calibration 29 of 32 cells qualify, the database's cfq-over-stream by 2.7).
+    # 5 points: a lead that small is within what one workload of the class can reverse
+    # (docs/results.md says how many cells of a calibration that makes eligible).
     # 20 windows settled: a trial spans about 6 windows (the switch, a cooldown window, 3
     # measured, the return) and costs two switches; it is worth starting only in a phase
     # that has already lasted over 3 times that. The report's sweep (off, 10, 15, 20) shows

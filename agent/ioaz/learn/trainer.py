@@ -8,19 +8,14 @@ among them the one that is best most often over the training workloads wins, so 
 not turn into noise. Samples are weighted by the square of how much a wrong choice costs on
 their workload (the mean share of the best a candidate loses there): a workload where every
 scheduler does the same teaches little, one where the choice costs half the throughput
-teaches most. Measured on carroll-hp72, goal mean, forest, two fold splits: plain labels
-5.6% held-out loss (120 workloads); 2% ties and linear weights 2.8-4.1% (120) and 5.3-5.9%
-(240); 4% ties and squared weights 2.5-3.5% (120) and 4.5-5.3% (240). The active scheduler
-as an input did not help. The think-time features (features.py: depth per process, think time
-per request) did: on raid5-carroll, goal mean, 360 workloads, the chosen families' inner-fold
-loss went from 4.00% to 2.77% (five derived features, per-process IOPS and bandwidth, p99/p50
-and time in system among them, 2.95%).
+teaches most. The think-time features (features.py: depth per process, think time per
+request) are inputs; the active scheduler is not (it did not help).
 
 Share models (families share-*) minimise the loss itself rather than the errors: one
 regressor with an output per candidate learns every candidate's share of the per-workload
 best from the features, and the pick is the highest predicted share; a wrong pick that costs
-1% then weighs little and one that costs 60% much. On carroll-hp72 (goal mean, 240
-workloads, the whole selection below) this took the held-out loss from 5.24% to 4.16%.
+1% then weighs little and one that costs 60% much. What each of these choices measured is in
+docs/results.md, "Learning: why the trainer is shaped so".
 
 Held out by workload, never by row: the runs of one workload (all candidates, all reps) are
 all in training or all in the test fold (GroupKFold). Within each outer training fold the
