@@ -97,8 +97,10 @@ def format_path(path: DocPath) -> str:
     """goals.min['1/random/write'] style, so a reader can find the spot without the line."""
     out = ""
     for p in path:
-        if isinstance(p, int):
+        if isinstance(p, int) and not isinstance(p, bool):
             out += f"[{p}]"
+        elif not isinstance(p, str):   # a key YAML read as null, a boolean, a number
+            out += f"[{p!r}]"
         elif out and (not p.replace("_", "").replace("-", "").isalnum()):
             out += f"[{p!r}]"
         else:
