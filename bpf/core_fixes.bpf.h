@@ -10,6 +10,14 @@
 #include <bpf/bpf_core_read.h>
 
 /*
+ * The operation of a request or bio is the low REQ_OP_BITS (8) bits of its
+ * flags since v4.10 (ef295ecf090d, "block: better op and flags encoding").
+ * REQ_OP_MASK is a macro, absent from vmlinux.h; the operations themselves
+ * are enum req_op constants from the kernel's BTF.
+ */
+#define IOAZ_REQ_OP_MASK 0xff
+
+/*
  * Linux v5.17, f3fa33acca9f ("block: remove the ->rq_disk field in struct
  * request", with d152c682f03c adding the q->disk it points to), moved
  * the disk of a request from rq->rq_disk to rq->q->disk. The ___old flavour

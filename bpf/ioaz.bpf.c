@@ -164,13 +164,6 @@ static __always_inline void hist_add(__u64 *hist, __u32 slots, __u64 v)
 }
 
 /*
- * The operation of a request or bio is the low REQ_OP_BITS (8) bits of its
- * flags since v4.10 (ef295ecf090d, "block: better op and flags encoding").
- * REQ_OP_MASK is a macro, absent from vmlinux.h; the operations themselves
- * are enum req_op constants from the kernel's BTF.
- */
-#define IOAZ_REQ_OP_MASK 0xff
-/*
  * io_uring's io-wq workers (PF_IO_WORKER in include/linux/sched.h) submit what would have blocked
  * the ring's owner; create_io_thread() gives them CLONE_IO, so they share its I/O context and a
  * scheduler queues their requests as the owner's. They count as the process's main thread, not as

@@ -36,10 +36,10 @@ int on_bio_record(unsigned long long *ctx)
 	struct bio *bio = ioaz_last_arg(ctx, nargs_bio_queue);
 	struct gendisk *disk = ioaz_bio_disk(bio);
 	struct ioaz_trace_event *e;
-	__u32 op = bio->bi_opf & 0xff, zero = 0;
+	__u32 op = bio->bi_opf & IOAZ_REQ_OP_MASK, zero = 0;
 	__u64 *d;
 
-	if (!disk || (op != 0 && op != 1) || !bio->bi_iter.bi_size)
+	if (!disk || (op != REQ_OP_READ && op != REQ_OP_WRITE) || !bio->bi_iter.bi_size)
 		return 0;
 	if ((((__u32)disk->major << 20) | (__u32)disk->first_minor) != target_dev)
 		return 0;
@@ -55,7 +55,7 @@ int on_bio_record(unsigned long long *ctx)
 	e->nr_sector = bio->bi_iter.bi_size >> 9;
 	e->tgid = bpf_get_current_pid_tgid() >> 32;
 	e->dev = target_dev;
-	e->write = op == 1;
+	e->write = op == REQ_OP_WRITE;
 	e->sync = !!(bio->bi_opf & IOAZ_REQ_SYNC);
 	e->pad = 0;
 	bpf_ringbuf_submit(e, 0);
