@@ -39,6 +39,10 @@ static unsigned int ioaz_device_depth(struct request_queue *q)
 bool ioaz_gate_open(struct request_queue *q, struct ioaz_gate *g)
 {
 	unsigned int depth = ioaz_device_depth(q);
+	unsigned int cap = READ_ONCE(g->max_inflight);
+
+	if (cap && cap < depth)
+		depth = cap;
 
 	if (atomic_read(&g->inflight) < depth)
 		return true;

@@ -72,6 +72,7 @@ static inline void ioaz_rq_clear(struct request *rq, unsigned long bit)
 struct ioaz_gate {
 	atomic_t inflight;
 	bool waiting;		/* has_work said no because of the gate */
+	unsigned int max_inflight;	/* a lower cap than the device's; 0: none */
 };
 
 /* What a scheduler did, shown read-only under queue/iosched/. */

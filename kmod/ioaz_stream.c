@@ -518,6 +518,13 @@ SS_KNOB(svc_min_us, svc_min_us, 1, 10000000)
 SS_KNOB(svc_max_us, svc_max_us, 1, 10000000)
 SS_KNOB(svc_full_sectors, svc_full_sectors, 1, 1ULL << 40)
 SS_KNOB(stream_idle, idle, 0, 1)
+/*
+ * A drive that holds requests of several streams at once (NCQ, TCQ) serves
+ * them in its own order and seeks between the streams whatever this elevator
+ * waits for; with max_inflight 1 the other streams' requests stay here while
+ * one stream is served, as on the single-request disks of the paper.
+ */
+SS_KNOB(max_inflight, vd.gate.max_inflight, 0, 4096)
 
 #define SS_STAT_SHOW(name)						\
 static ssize_t sss_##name##_show(struct elevator_queue *e, char *page)	\
@@ -551,6 +558,7 @@ static struct elv_fs_entry stream_attrs[] = {
 	SS_ATTR(svc_max_us),
 	SS_ATTR(svc_full_sectors),
 	SS_ATTR(stream_idle),
+	SS_ATTR(max_inflight),
 	IOAZ_STAT_ATTR(sss, inserted),
 	IOAZ_STAT_ATTR(sss, dispatched),
 	IOAZ_STAT_ATTR(sss, merged),

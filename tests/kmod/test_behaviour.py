@@ -50,10 +50,10 @@ def test_tunables_reject_bad_values_and_keep_the_old_one(
         if m:
             sched, knob, value, rc, before, after = m.groups()
             results[(sched, knob, value)] = (rc, before, after)
-    assert len(results) == 16, results
+    assert len(results) == 18, results
     good = {("vr", "rev_penalty", "7"), ("vr", "fifo_batch", "32"), ("vr", "sync_expire", "250"),
             ("stream", "stream_threshold", "6"), ("stream", "stream_time_slice", "200"),
-            ("stream", "svc_max_us", "8000")}
+            ("stream", "svc_max_us", "8000"), ("stream", "max_inflight", "1")}
     for key, (rc, before, after) in results.items():
         if key in good:
             assert (rc, after) == ("0", key[2]), key

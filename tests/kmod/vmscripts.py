@@ -112,6 +112,8 @@ try stream stream_time_slice 200
 try stream backseek_penalty 99
 try stream svc_max_us 8000
 try stream rev_penalty 1x
+try stream max_inflight 1
+try stream max_inflight 4097
 end tunables
 """
 

@@ -80,6 +80,9 @@ class Stream(Scheduler):
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "stream_threshold": 4, "stream_time_slice_ms": 124.0, "tolerance": 50,
         "backseek_penalty": 150, "stream_idle": 1, "base": "deadline",
+        # the kernel module's max_inflight: at most this many requests on the device (0: its
+        # queue depth), so a drive that reorders does not interleave the streams again
+        "max_inflight": 0,
         # 0: the curve is measured from the device model; else the kernel module's sqrt curve
         "svc_min_us": 0, "svc_max_us": 0, "svc_full_sectors": 0,
         # the base scheduler's knobs
@@ -103,6 +106,7 @@ class Stream(Scheduler):
         self.vr_base = isinstance(self.inner, VR)
         self.deadlines = bool(t["deadlines"]) if self.vr_base else True
         self.idle = bool(t["stream_idle"])
+        self.cap = int(t["max_inflight"])
         # the base's calls this scheduler makes per request, bound once
         inner = self.inner
         # (attributes, not methods assigned per instance, which compiled classes reject)
@@ -243,6 +247,8 @@ class Stream(Scheduler):
     def dispatch(self, now: float) -> Decision:
         if not self.inner.n:
             return None  # nothing to choose between; an arrival runs the wait logic
+        if self.cap and self.device is not None and self.device.inflight >= self.cap:
+            return None  # the device's room is the cap's: a completion runs us again
         rq = self.urgent
         if rq is not None:
             self.urgent = None
