@@ -169,3 +169,30 @@ def test_scikit_learn_is_imported_only_when_a_model_is_configured(learned, tmp_p
     out = subprocess.run([sys.executable, "-c", code, str(config(tmp_path, learned["model"]))],
                          capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
     assert out == "True"
+
+
+def test_derive_says_when_its_margin_is_under_the_noise(tmp_path, capsys):
+    """One repetition: derive says the spread is unknown. Two whose runs differ by 10%: it
+    says so against the 2-point margin and names the margin that would keep noise out."""
+    src = REPO / "decision_matrices" / "kernel" / "testbed-wd500-qd32.csv"
+    one = tmp_path / "one.csv"
+    one.write_text(src.read_text())
+    assert lab(["derive", str(one), "--out-dir", str(tmp_path), "--goal", "mean"]) == 0
+    assert "one run per candidate and workload" in capsys.readouterr().err
+    lines = src.read_text().splitlines()
+    head = lines[0].split(",")
+    rep = head.index("rep")
+    rates = [head.index(k) for k in ("throughput_mb_s", "proc_min_mb_s", "proc_max_mb_s",
+                                     "proc_mean_mb_s")]
+    again = []
+    for line in lines[1:]:
+        f = line.split(",")
+        f[rep] = "1"
+        for i in rates:
+            f[i] = str(float(f[i]) * 1.1)
+        again.append(",".join(f))
+    two = tmp_path / "two.csv"
+    two.write_text("\n".join(lines + again) + "\n")
+    assert lab(["derive", str(two), "--out-dir", str(tmp_path), "--goal", "mean"]) == 0
+    err = capsys.readouterr().err
+    assert "repeats of a run differ by 9.5% (median)" in err and "--min-margin 0.10" in err

@@ -25,6 +25,7 @@ from ..decide import validate_file
 from ..decide.matrix import GOALS
 from ..learn.dataset import DatasetError, read_rows
 from ..learn.derive import AXES, IOAZ_AXES, derive_table, matrix_doc, table_device, write_matrix
+from ..learn.noise import rep_spread
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     bad = 0
     axes = IOAZ_AXES if args.ioaz_axes else AXES
     for goal in args.goal or GOALS:
+        _say_noise(rows, goal, args.min_margin)
         table = derive_table(rows, goal, t, args.min_margin, axes)
         doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes)
         path = out_dir / f"{name}-{goal}.yaml"
@@ -72,3 +74,16 @@ def run(args: argparse.Namespace) -> int:
         for c in sorted(measured, key=lambda c: c.key):
             print(f"  {c.key:30s} {c.policy:13s} {'' if c.clear else '(unclear) '}{c.note()}")
     return 1 if bad else 0
+
+
+def _say_noise(rows: list, goal: str, margin: float) -> None:
+    """A winner's margin means something only above what a run differs from its repeat."""
+    spread = rep_spread(rows, goal)
+    if spread is None:
+        print(f"ioaz-lab derive: goal {goal}: one run per candidate and workload, so how much "
+              f"a run differs from its repeat is not known; a lead of {margin * 100:g} points "
+              "may be noise (calibrate with --reps 2 or more)", file=sys.stderr)
+    elif spread > margin:
+        print(f"ioaz-lab derive: goal {goal}: repeats of a run differ by {spread * 100:.1f}% "
+              f"(median), more than the {margin * 100:g}-point margin; --min-margin "
+              f"{spread:.2f} or more keeps noise from deciding cells", file=sys.stderr)
