@@ -87,5 +87,9 @@ journalctl -u ioazd -o cat --no-pager > "$OUT/ioazd.journal"
 # the restore after the kill is a warning, a switch is not: journald read their priorities
 mark journal_warnings "$(journalctl -u ioazd -p warning -o cat --no-pager | grep -c -e restore_after_exit -e crash_recovery)"
 mark journal_warning_switches "$(journalctl -u ioazd -p warning -o cat --no-pager | grep -c '"event": "switch"')"
+# entries carry the disk as a field of their own: DEVICE= selects them, and only them
+mark journal_device "$(journalctl -u ioazd DEVICE=$D -o cat --no-pager | grep -c "\"device\": \"$D\"")"
+mark journal_device_other "$(journalctl -u ioazd DEVICE=$D -o cat --no-pager | grep -vc "\"device\": \"$D\"")"
+mark journal_switch_events "$(journalctl -u ioazd IOAZ_EVENT=switch -o cat --no-pager | grep -c '"event": "switch"')"
 cp /tmp/install.log "$OUT/install.log"
 mark done 1

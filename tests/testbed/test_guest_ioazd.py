@@ -78,6 +78,9 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
                      r'"restored": true', journal), journal[-3000:]
     # journalctl -p warning shows the warnings and not the routine switches (priority prefixes)
     assert int(m["journal_warnings"]) >= 1 and m["journal_warning_switches"] == "0", m
+    # journalctl DEVICE=sda and IOAZ_EVENT=switch select entries (journal.py's fields)
+    assert int(m["journal_device"]) >= 2 and m["journal_device_other"] == "0", m
+    assert int(m["journal_switch_events"]) >= 2, m
     assert m["stopped"] in ("inactive", "unknown") and m["after_stop"] == m["original"], m
     assert m["settings_restored"] == "yes", res.output[-2000:]
     # the host's view: the guest's metrics through the forwarded port

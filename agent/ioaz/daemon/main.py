@@ -20,6 +20,7 @@ from ..actuate import Actuator, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
 from ..sysblock import BlockSysfs
+from . import journal
 from .compose import build
 from .config import DEFAULT_CONFIG, ConfigError, DaemonConfig, load_config
 from .core import Daemon
@@ -58,9 +59,14 @@ class JournalFormatter(logging.Formatter):
 
 
 def setup_logging() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JournalFormatter("%(message)s") if os.environ.get("JOURNAL_STREAM")
-                         else logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handler: logging.Handler
+    if journal.available():   # entries with DEVICE= and IOAZ_EVENT= fields (journal.py)
+        handler = journal.JournalHandler()
+        handler.setFormatter(logging.Formatter("%(message)s"))
+    else:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(JournalFormatter("%(message)s") if os.environ.get("JOURNAL_STREAM")
+                             else logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
 
 
