@@ -184,3 +184,26 @@ def test_cpu_counters_follow_real_work() -> None:
     mine = process_cpu_s(os.getpid()) - mine0
     assert 0.2 <= mine <= 1.0
     assert cpu_busy_s() - busy0 >= mine - 0.05
+
+
+def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> None:
+    """ioazd-kernel is the shipped configuration with one rule: every spinning disk on the
+    matrices calibrated in the guest, which exist for every goal and validate; an unknown
+    contender is refused naming the ones there are."""
+    import argparse
+
+    from ioaz.decide import validate_file
+    from ioaz.lab.testbench import bench, bench_cli
+    cfg = bench.contender_configs(["ioazd", bench.KERNEL])
+    (rule,) = cfg[bench.KERNEL]["decide"]["matrix_rules"]
+    assert rule["match"] == {"rotational": True} and set(rule["matrices"]) == set(bench.GOALS)
+    assert "matrix_rules" not in cfg["ioazd"]["decide"]
+    for f in bench.kernel_matrix_files():
+        assert validate_file(f) == [], f
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    with pytest.raises(ValueError, match="unknown ioazd-fast; use .*ioazd-kernel"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-fast"]))
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel"]))
+    assert plan.contenders == ["bfq", "ioazd-kernel"]
