@@ -144,6 +144,10 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
         assert rnd.returncode == 0, err
         assert active(dev) == "bfq"
         time.sleep(2.5)     # two more scrapes
+        # Prometheus's own linter on what a loaded ioazd exports
+        text = urllib.request.urlopen(ioazd.metrics_url, timeout=5).read()
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)
+        assert lint.returncode == 0, (lint.stdout + lint.stderr).decode()
 
         # The scheduler: exactly one active, and it is what sysfs says.
         r = prom.query(f"ioaz_device_scheduler{{{sel}}} == 1")

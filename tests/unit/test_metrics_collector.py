@@ -157,7 +157,7 @@ def test_window_features_and_unmeasurable_ones_are_absent():
     assert val(m, "ioaz_window_iops", device="sdz") == 250
     assert val(m, "ioaz_window_throughput_bytes_per_second", device="sdz",
                direction="read") == 1024000
-    assert val(m, "ioaz_window_latency_seconds", device="sdz", quantile="0.99") == 0.02
+    assert val(m, "ioaz_window_latency_p99_seconds", device="sdz") == 0.02
     names = {k[0] for k in m}
     # diskstats cannot see sequentiality or processes, nor latency buckets: no fake zeros.
     assert "ioaz_window_sequential_ratio" not in names
@@ -286,3 +286,15 @@ def test_threads_beside_processes_and_a_kept_class_flagged():
 def test_state_files_set_aside_are_counted() -> None:
     got = scrape(fake_daemon(record(), state_set_aside=2))
     assert got[("ioaz_state_file_set_aside_total", ())] == 2.0
+
+
+def test_promtool_accepts_every_family():
+    """Prometheus's own linter (promtool check metrics) on a scrape with every family filled."""
+    import shutil
+    import subprocess
+    if shutil.which("promtool") is None:
+        pytest.skip("promtool is not installed (make deps installs prometheus)")
+    text = generate_latest(make_registry(fake_daemon(record())))
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                       timeout=30)
+    assert r.returncode == 0, (r.stdout + r.stderr).decode()

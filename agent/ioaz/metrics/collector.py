@@ -167,9 +167,13 @@ class _DeviceFamilies:
                                       "in the last window", labels=dev)
         self.merge = GaugeMetricFamily("ioaz_window_merge_ratio", "Share of bios merged into "
                                        "another request (0..1)", labels=dev)
-        self.lat_q = GaugeMetricFamily("ioaz_window_latency_seconds", "Request latency "
-                                       "quantiles of the last window (submission to "
-                                       "completion)", labels=dev + ["quantile"])
+        # two gauges, not a `quantile` label: that label belongs to summaries (promtool)
+        self.lat_p50 = GaugeMetricFamily("ioaz_window_latency_p50_seconds", "Median request "
+                                         "latency of the last window (submission to "
+                                         "completion)", labels=dev)
+        self.lat_p99 = GaugeMetricFamily("ioaz_window_latency_p99_seconds", "99th percentile "
+                                         "request latency of the last window (submission to "
+                                         "completion)", labels=dev)
         self.lat_hist = HistogramMetricFamily(
             "ioaz_request_latency_seconds", "Request latency, submission to completion, since "
             "the probe started (BPF log2 buckets; on busy disks of the requests sampled)",
@@ -238,9 +242,9 @@ class _DeviceFamilies:
                        (self.size, f.mean_size_bytes), (self.merge, f.merge_ratio)):
             if v is not None:   # not measurable by this source: no sample rather than a lie
                 fam.add_metric([n], float(v))
-        for q, v in (("0.5", f.p50_latency_s), ("0.99", f.p99_latency_s)):
+        for fam, v in ((self.lat_p50, f.p50_latency_s), (self.lat_p99, f.p99_latency_s)):
             if v is not None:
-                self.lat_q.add_metric([n, q], float(v))
+                fam.add_metric([n], float(v))
         c = f.workload_class
         if c is not None:
             self.wclass.add_metric([n, str(c), c.processes, c.pattern, c.mode, c.depth], {})
@@ -259,9 +263,8 @@ class _DeviceFamilies:
     def all(self) -> list[Metric]:
         return [self.scheduler, self.policy, self.state, self.wclass, self.iops, self.bps,
                 self.read_ratio, self.seq_ratio, self.procs, self.threads, self.kept,
-                self.depth, self.size, self.merge,
-                self.lat_q, self.lat_hist, self.svc_hist, self.size_hist, self.switches,
-                self.trials,
+                self.depth, self.size, self.merge, self.lat_p50, self.lat_p99,
+                self.lat_hist, self.svc_hist, self.size_hist, self.switches, self.trials,
                 self.stall_last, self.stall_max, self.age, self.errors]
 
 
