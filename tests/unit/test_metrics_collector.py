@@ -188,7 +188,11 @@ def test_one_broken_record_does_not_cost_the_scrape():
 def test_every_family_is_listed_and_nothing_global():
     m = scrape(fake_daemon(record()))
     listed = set(exported_names())
+    assert {n for n, _ in m if n.startswith("process_")} >= {
+        "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds"}
     for name, _ in m:
+        if name.startswith("process_"):   # the standard process families, not ioaz's
+            continue
         base = name
         for suffix in ("_bucket", "_count", "_sum"):
             if name.endswith(suffix) and name[: -len(suffix)] in listed:
@@ -286,6 +290,15 @@ def test_threads_beside_processes_and_a_kept_class_flagged():
 def test_state_files_set_aside_are_counted() -> None:
     got = scrape(fake_daemon(record(), state_set_aside=2))
     assert got[("ioaz_state_file_set_aside_total", ())] == 2.0
+
+
+def test_build_info_names_this_ioazd():
+    import platform
+
+    from ioaz import __version__
+    m = scrape(fake_daemon(record()))
+    assert val(m, "ioaz_build_info", version=__version__, python=platform.python_version(),
+               kernel=platform.release()) == 1
 
 
 def test_promtool_accepts_every_family():

@@ -11,6 +11,7 @@ the `le` we export: the Prometheus histogram is exact, not an approximation of t
 from __future__ import annotations
 
 import logging
+import platform
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -22,6 +23,8 @@ from prometheus_client.core import (
     Metric,
 )
 from prometheus_client.registry import Collector
+
+from .. import __version__
 
 log = logging.getLogger("ioaz.metrics")
 
@@ -73,6 +76,10 @@ class IoazCollector(Collector):
     # -- the agent ----------------------------------------------------------------------
 
     def _agent(self, d: Any) -> list[Metric]:
+        build = InfoMetricFamily("ioaz_build", "The running ioazd: its version, Python's and "
+                                 "the kernel's")
+        build.add_metric([], {"version": __version__, "python": platform.python_version(),
+                              "kernel": platform.release()})
         up = GaugeMetricFamily("ioaz_collector_up", "1 if the last window's probe read "
                                "succeeded, 0 if it failed (devices then keep their scheduler)")
         up.add_metric([], 1.0 if d.collector_up else 0.0)
@@ -111,7 +118,7 @@ class IoazCollector(Collector):
             "ioaz_state_file_set_aside", "Corrupt state files (or entries) set aside since start "
             "(the originals they held are lost; the log's state_file_corrupt says where)")
         aside.add_metric([], float(d.state_set_aside))
-        return [up, source, fallback, periods, window, cpu, windows, dry, managed, aside]
+        return [build, up, source, fallback, periods, window, cpu, windows, dry, managed, aside]
 
     # -- per device -----------------------------------------------------------------------
 
@@ -270,7 +277,7 @@ class _DeviceFamilies:
 
 def exported_names() -> list[str]:
     """Every metric name a scrape can carry, as PromQL sees it (histograms: the base name)."""
-    names = ["ioaz_collector_up", "ioaz_probe_source", "ioaz_probe_fallback_info",
+    names = ["ioaz_build_info", "ioaz_collector_up", "ioaz_probe_source", "ioaz_probe_fallback_info",
              "ioaz_probe_periods_total",
              "ioaz_window_length_seconds", "ioaz_window_cpu_seconds", "ioaz_windows_total",
              "ioaz_dry_run", "ioaz_devices", "ioaz_state_file_set_aside_total"]

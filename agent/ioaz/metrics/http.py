@@ -15,7 +15,7 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from prometheus_client import CollectorRegistry, make_wsgi_app
+from prometheus_client import CollectorRegistry, ProcessCollector, make_wsgi_app
 
 from .collector import IoazCollector
 
@@ -34,8 +34,11 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 
 def make_registry(daemon: Any) -> CollectorRegistry:
+    """ioaz's families, and the process's own (CPU seconds, memory, descriptors: process_*,
+    as every Prometheus exporter has them), nothing of the interpreter's."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(IoazCollector(daemon))
+    ProcessCollector(registry=registry)
     return registry
 
 
