@@ -64,3 +64,22 @@ def test_without_journald_the_entry_goes_to_stderr(tmp_path: Path, capsys) -> No
     h.setFormatter(logging.Formatter("%(message)s"))
     h.emit(logging.makeLogRecord({"msg": '{"event": "x"}', "levelno": logging.ERROR}))
     assert capsys.readouterr().err == '<3>{"event": "x"}\n'
+
+
+def test_only_the_stream_systemd_named_is_the_journal(tmp_path: Path, monkeypatch) -> None:
+    """A child of a service inherits JOURNAL_STREAM; its stderr, captured by its parent, is
+    not the journal, and its log must stay on that stderr (the testbed bench reads it)."""
+    import os
+    import sys
+
+    from ioaz.daemon import journal
+    f = tmp_path / "stderr"
+    with open(f, "w") as err:
+        st = os.fstat(err.fileno())
+        monkeypatch.setattr(sys, "stderr", err)
+        monkeypatch.setenv("JOURNAL_STREAM", f"{st.st_dev}:{st.st_ino}")
+        assert journal.stderr_is_journal()
+        monkeypatch.setenv("JOURNAL_STREAM", f"{st.st_dev}:{st.st_ino + 1}")
+        assert not journal.stderr_is_journal() and not journal.available()
+        monkeypatch.setenv("JOURNAL_STREAM", "garbage")
+        assert not journal.stderr_is_journal()

@@ -75,6 +75,20 @@ class JournalHandler(logging.Handler):
         super().close()
 
 
+def stderr_is_journal() -> bool:
+    """Whether stderr is the journal stream systemd gave this service: JOURNAL_STREAM names it
+    (DEV:INODE), and a child of the service whose stderr someone else captures inherits the
+    variable but not the stream (systemd.exec(5))."""
+    want = os.environ.get("JOURNAL_STREAM", "")
+    try:
+        dev, ino = (int(x) for x in want.split(":"))
+        st = os.fstat(sys.stderr.fileno())
+    except (ValueError, OSError):
+        return False
+    return (st.st_dev, st.st_ino) == (dev, ino)
+
+
 def available() -> bool:
-    """Running under systemd with journald there to take entries."""
-    return bool(os.environ.get("JOURNAL_STREAM")) and os.path.exists(JOURNAL_SOCKET)
+    """Running under systemd with our stderr in the journal and journald there to take
+    entries."""
+    return stderr_is_journal() and os.path.exists(JOURNAL_SOCKET)

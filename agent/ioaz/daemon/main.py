@@ -65,7 +65,7 @@ def setup_logging() -> None:
         handler.setFormatter(logging.Formatter("%(message)s"))
     else:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(JournalFormatter("%(message)s") if os.environ.get("JOURNAL_STREAM")
+        handler.setFormatter(JournalFormatter("%(message)s") if journal.stderr_is_journal()
                              else logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler])
 
