@@ -277,7 +277,8 @@ class _DeviceFamilies:
 
 def exported_names() -> list[str]:
     """Every metric name a scrape can carry, as PromQL sees it (histograms: the base name)."""
-    names = ["ioaz_build_info", "ioaz_collector_up", "ioaz_probe_source", "ioaz_probe_fallback_info",
+    names = ["ioaz_build_info", "ioaz_collector_up", "ioaz_probe_source",
+             "ioaz_probe_fallback_info",
              "ioaz_probe_periods_total",
              "ioaz_window_length_seconds", "ioaz_window_cpu_seconds", "ioaz_windows_total",
              "ioaz_dry_run", "ioaz_devices", "ioaz_state_file_set_aside_total"]
