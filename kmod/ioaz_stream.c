@@ -24,6 +24,17 @@
 
 #define SS_PARENTS	32
 
+/* Xu & Jiang, section 3.2: a stream is 4 requests, served for 124 ms, a long
+ * stream's wait extended by 50 %, a backward seek 150 % of a forward one */
+static const unsigned int ss_default_threshold = 4;
+static const unsigned int ss_default_slice_ms = 124;
+static const unsigned int ss_default_tolerance_pct = 50;
+static const unsigned int ss_default_backseek_pct = 150;
+/* a 7200 rpm disk (track to track, full stroke) until calibration says otherwise */
+static const unsigned int ss_default_svc_min_us = 100;
+static const unsigned int ss_default_svc_max_us = 12000;
+static const u64 ss_default_svc_full_sectors = 1ULL << 31;
+
 struct ss_parent {
 	sector_t pos;		/* head position after the parent was served */
 	u64 done_ns;
@@ -126,6 +137,8 @@ static void ss_on_arrival(struct stream_data *sd, struct request *rq, u64 now)
 	unsigned int size = 1;
 	int i, best = -1;
 
+	lockdep_assert_held(&sd->vd.lock);
+
 	for (i = 0; i < SS_PARENTS; i++) {
 		struct ss_parent *p = &sd->parents[i];
 		u64 cost;
@@ -191,6 +204,8 @@ static void ss_on_complete(struct stream_data *sd, struct request *rq, u64 now)
 	struct ss_parent *p = NULL;
 	unsigned int size = ss_rq_size(rq);
 	int i, idx = 0;
+
+	lockdep_assert_held(&sd->vd.lock);
 
 	for (i = 0; i < SS_PARENTS; i++) {
 		if (!sd->parents[i].used) {
@@ -313,15 +328,13 @@ static int stream_init_sched(struct request_queue *q, struct elevator_type *e)
 	sd->wait_idx = -1;
 	hrtimer_init(&sd->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	sd->timer.function = ss_timer_fn;
-	/* Xu & Jiang section 3.2: threshold 4, 124 ms slice, +50 % backward */
-	sd->threshold = 4;
-	sd->slice_ms = 124;
-	sd->tolerance_pct = 50;
-	sd->backseek_pct = 150;
-	/* a 7200 rpm disk until calibration says otherwise */
-	sd->svc_min_us = 100;
-	sd->svc_max_us = 12000;
-	sd->svc_full_sectors = 1ULL << 31;
+	sd->threshold = ss_default_threshold;
+	sd->slice_ms = ss_default_slice_ms;
+	sd->tolerance_pct = ss_default_tolerance_pct;
+	sd->backseek_pct = ss_default_backseek_pct;
+	sd->svc_min_us = ss_default_svc_min_us;
+	sd->svc_max_us = ss_default_svc_max_us;
+	sd->svc_full_sectors = ss_default_svc_full_sectors;
 	sd->idle = 1;
 	eq->elevator_data = sd;
 	q->elevator = eq;
@@ -368,6 +381,7 @@ static void stream_insert_requests(struct blk_mq_hw_ctx *hctx,
 
 static struct request *ss_take(struct stream_data *sd, struct request *rq)
 {
+	lockdep_assert_held(&sd->vd.lock);
 	if (rq == sd->urgent)
 		sd->urgent = NULL;
 	vr_remove(&sd->vd, rq);
@@ -569,6 +583,9 @@ static struct elv_fs_entry stream_attrs[] = {
 	IOAZ_STAT_ATTR(sss, waits_cut),
 	__ATTR_NULL
 };
+#undef SS_KNOB
+#undef SS_ATTR
+#undef SS_STAT_SHOW
 
 struct elevator_type ioaz_stream_type = {
 	.ops = {

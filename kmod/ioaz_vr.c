@@ -123,6 +123,8 @@ struct request *vr_choose(struct vr_data *vd)
 	u64 d_next, d_prev, fwd, rev;
 	struct request *fwd_rq, *rev_rq;
 
+	lockdep_assert_held(&vd->lock);
+
 	next = vr_ceiling(vd, vd->head);
 	if (next) {
 		node = rb_prev(&next->rb_node);
@@ -432,6 +434,8 @@ static struct elv_fs_entry vr_attrs[] = {
 	IOAZ_STAT_ATTR(vrs, queued),
 	__ATTR_NULL
 };
+#undef VR_KNOB
+#undef VR_STAT_SHOW
 
 struct elevator_type ioaz_vr_type = {
 	.ops = {
