@@ -22,7 +22,7 @@ from itertools import repeat
 from typing import Any
 
 from ioaz.classify.types import DEFAULT_PROCESS_SHARE, WindowFeatures
-from ioaz.sim.devices import Device
+from ioaz.sim.device_base import Device
 from ioaz.sim.request import SECTOR, Request
 from ioaz.sim.schedulers import Scheduler, make_scheduler
 from ioaz.sim.workloads import Process, SimProcess, Workload, make_process
