@@ -70,3 +70,17 @@ def test_thresholds_go_through_the_same_loader(tmp_path: Path) -> None:
     f.write_text("min_process_share: 0.02\nprocess_horizon_s: 2024-01-01\n")
     with pytest.raises(ThresholdsError, match=f"{f}:2: a timestamp value"):
         load_thresholds(f)
+
+
+def test_a_knob_value_with_a_newline_is_refused_at_its_line(tmp_path: Path) -> None:
+    """What would be written to queue/iosched/ must be one word: a value with a newline or a
+    space is refused with its line, before anything reaches sysfs."""
+    from ioaz.decide.policies import load_policies
+    shipped = (Path(__file__).resolve().parents[2] / "decision_matrices" / "policies.yaml")
+    lines = shipped.read_text().splitlines()
+    i = next(n for n, line in enumerate(lines) if "slice_idle: 8" in line)
+    for bad in ('"8\\nlow_latency"', '"8 0"'):
+        f = tmp_path / "policies.yaml"
+        f.write_text("\n".join(lines[:i] + [lines[i].replace("8", bad)] + lines[i + 1:]) + "\n")
+        with pytest.raises(ValidationError, match=rf"{f}:{i + 1}: .*a knob value"):
+            load_policies(f)
