@@ -6,6 +6,7 @@ are 95% t-intervals over the rounds.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -56,6 +57,11 @@ def oracle(runs: dict[str, list[dict[str, Any]]], phases: tuple[str, ...]
         if len(got) == len(phases):
             rounds[rnd] = statistics.fmean(got)
     return rounds, choice
+
+
+def _num(x: float | None, fmt: str) -> str:
+    """A number, or "-" where there is none (dd reports no latency: its p99 is nan)."""
+    return "-" if x is None or math.isnan(x) else format(x, fmt)
 
 
 def _pct(x: float | None) -> str:
@@ -214,8 +220,8 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                     continue
                 rows.append((c, f"{m['mb_s']:.2f} ± {m['mb_s_ci']:.2f}",
                              f"{m['vs_best']:.3f} ± {m['vs_best_ci']:.3f}",
-                             "-" if m["p99_ms"] is None else f"{m['p99_ms']:.1f}",
-                             m["p99_vs_best"], m["disk_mb_s"],
+                             _num(m["p99_ms"], ".1f"), _num(m["p99_vs_best"], ".3f"),
+                             m["disk_mb_s"],
                              m.get("vs_oracle"), _pct(m.get("cpu_busy")),
                              _pct(m.get("ioazd_cpu")), m["failed"]))
             s.table(["contender", "MB/s", "x best static", "p99 ms", "p99 x best",
