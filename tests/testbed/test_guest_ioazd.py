@@ -71,7 +71,8 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert m["after_sequential"] == "none", journal[-3000:]
     assert m["after_random"] == "bfq", journal[-3000:]
     assert m["reloaded"] == "active same-pid" and '"event": "reload"' in journal, journal[-2000:]
-    assert m["after_kill"] == "active new-pid", m
+    assert m["after_kill"] == "active new-pid", \
+        f"not back {m.get('restart_s')} s after kill -9: {m}"
     # what the killed daemon had changed is put back from its state file: by the unit's
     # ExecStopPost at once, or by the restarted daemon's crash recovery
     assert re.search(r'"event": "(restore_after_exit|crash_recovery)", "device": "sda", '

@@ -20,18 +20,21 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TextIO
 
 from ..actuate import Actuator, StateStore
 from ..daemon.compose import build
-from ..daemon.config import DEFAULT_CONFIG, ConfigError, DaemonConfig, load_config
+from ..daemon.config import (
+    DEFAULT_CONFIG,
+    INSTALLED_CONFIG,
+    ConfigError,
+    DaemonConfig,
+    load_config,
+)
 from ..decide import Resolution, resolve
 from ..probe import open_source
 from ..sysblock import BlockSysfs
 from .observe import UsageError, parse_count, parse_devices
-
-INSTALLED_CONFIG = Path("/etc/ioaz/ioaz.yaml")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

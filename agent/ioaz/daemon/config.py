@@ -34,7 +34,11 @@ from ..decide import DecideContext, ValidationError, config_from_doc, load_conte
 from ..located import Doc, Issue, describe
 from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
 
-DEFAULT_CONFIG = Path(__file__).resolve().parents[3] / "deploy" / "ioaz.yaml"
+CHECKOUT_CONFIG = Path(__file__).resolve().parents[3] / "deploy" / "ioaz.yaml"
+INSTALLED_CONFIG = Path("/etc/ioaz/ioaz.yaml")
+# From a checkout (make run) the checkout's own file; installed (make install, the .deb) there is
+# no deploy/ beside the code and ioazd reads /etc/ioaz/ioaz.yaml.
+DEFAULT_CONFIG = CHECKOUT_CONFIG if CHECKOUT_CONFIG.exists() else INSTALLED_CONFIG
 
 
 @dataclass
