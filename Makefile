@@ -9,28 +9,41 @@ PY     := $(VENV)/bin/python
 PIP    := $(VENV)/bin/pip
 STAMP  := $(VENV)/.installed
 
-# Debian packages the build and the tests need (ENVIRONMENT.md lists what works here).
-APT_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make gcc fio util-linux \
+# What ioazd needs to run (the .deb's Depends), what builds its BPF object, and what the
+# tests, the testbed and the packaging need besides (ENVIRONMENT.md lists what works here).
+RUNTIME_PACKAGES := python3 python3-yaml python3-prometheus-client libbpf1
+BPF_BUILD_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make
+APT_PACKAGES := $(RUNTIME_PACKAGES) $(BPF_BUILD_PACKAGES) gcc fio util-linux \
                 prometheus qemu-system-x86 busybox-static cpio mmdebstrap \
-                python3-yaml python3-prometheus-client \
-                linux-headers-6.1.0-56-amd64 linux-source-6.1 linux-headers-6.12-amd64 linux-source-6.12
+                linux-headers-6.1.0-56-amd64 linux-source-6.1 linux-headers-6.12-amd64 linux-source-6.12 \
+                debhelper dh-dkms dkms man-db bash-completion
 
 BPF_OBJ := bpf/build/ioaz.bpf.o
 
-.PHONY: all deps apt-deps venv bpf install uninstall run observe test test-unit test-integration test-kmod testbed bench lint clean
+.PHONY: all deps apt-deps install-deps bpf-deps venv bpf install uninstall deb run observe test test-unit \
+        test-integration test-kmod testbed bench lint clean
 
 all: bpf venv
 
 deps: apt-deps venv
 
-apt-deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
+# apt-get install of the packages in $(1) that are missing
+define apt_install
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	else echo "Debian packages: all present"; fi
+endef
+
+apt-deps:
+	$(call apt_install,$(APT_PACKAGES))
+
+# make install on a server: the runtime and the BPF object's compiler, not the test tools
+install-deps:
+	$(call apt_install,$(RUNTIME_PACKAGES) $(BPF_BUILD_PACKAGES))
 
 # the simulator's hot modules compiled with mypyc into build/mypyc (skipped when current);
 # without them it runs interpreted (`$(PY) -m ioaz.sim.native` says which)
@@ -43,8 +56,11 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q -e '.[dev,learn,lab]'
 	@touch $@
 
-bpf: apt-deps
+bpf: bpf-deps
 	$(MAKE) -C bpf
+
+bpf-deps:
+	$(call apt_install,$(BPF_BUILD_PACKAGES))
 
 # The main job: ioazd in the foreground on this machine's disks with the default config,
 # printing one JSON line per change (Ctrl-C restores every original setting).
@@ -88,36 +104,45 @@ clean:
 	$(MAKE) -C bpf clean
 	rm -rf $(VENV) build *.egg-info
 
-# -- make install: ioazd, ioazctl, the unit, tmpfiles, sysusers and /etc/ioaz/ioaz.yaml --------
-# Runs on Debian's /usr/bin/python3 (python3-yaml, python3-prometheus-client), not the venv.
-# DESTDIR stages the tree elsewhere (packaging, tests); then nothing outside it is touched.
+# -- make install: ioazd, ioazctl, the unit, tmpfiles, sysusers, man pages, completion and ----
+# /etc/ioaz/ioaz.yaml. Runs on Debian's /usr/bin/python3 (python3-yaml, python3-prometheus-client),
+# not the venv. DESTDIR stages the tree elsewhere (the .deb, tests); then nothing outside it is
+# touched.
 PREFIX     ?= /usr/local
+SBINDIR    ?= $(PREFIX)/sbin
 SYSCONFDIR ?= /etc
 IOAZ_LIB   := $(PREFIX)/lib/ioaz
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
+MANDIR     ?= $(PREFIX)/share/man
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSPY      ?= /usr/bin/python3
 POSTINSTALL ?= yes   # no: skip groupadd, tmpfiles and daemon-reload (tests, packaging)
 
-install: apt-deps bpf
-	install -d $(DESTDIR)$(IOAZ_LIB)/bpf/build $(DESTDIR)$(PREFIX)/bin \
+install: install-deps bpf
+	install -d $(DESTDIR)$(IOAZ_LIB)/bpf/build $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(SBINDIR) \
 	  $(DESTDIR)$(SYSCONFDIR)/ioaz $(DESTDIR)$(UNITDIR) $(DESTDIR)$(PREFIX)/lib/tmpfiles.d \
-	  $(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/share/ioaz
+	  $(DESTDIR)$(PREFIX)/lib/sysusers.d $(DESTDIR)$(PREFIX)/share/ioaz \
+	  $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(COMPLETIONDIR)
 	rm -rf $(DESTDIR)$(IOAZ_LIB)/agent $(DESTDIR)$(IOAZ_LIB)/decision_matrices
 	tar --exclude=__pycache__ -cf - agent/ioaz decision_matrices README.md | tar -xf - -C $(DESTDIR)$(IOAZ_LIB)
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(IOAZ_LIB)/bpf/build/ioaz.bpf.o
-	for t in ioazd:ioaz.daemon.main ioazctl:ioaz.cli.ioazctl; do \
+	for t in $(SBINDIR)/ioazd:ioaz.daemon.main $(PREFIX)/bin/ioazctl:ioaz.cli.ioazctl; do \
 	  printf '#!%s -I\nimport sys\nsys.path.insert(0, "%s/agent")\nfrom %s import main\nsys.exit(main())\n' \
-	    $(SYSPY) $(IOAZ_LIB) $${t#*:} > $(DESTDIR)$(PREFIX)/bin/$${t%%:*}; \
-	  chmod 0755 $(DESTDIR)$(PREFIX)/bin/$${t%%:*}; \
+	    $(SYSPY) $(IOAZ_LIB) $${t#*:} > $(DESTDIR)$${t%%:*}; \
+	  chmod 0755 $(DESTDIR)$${t%%:*}; \
 	done
 	sed -e 's|\.\./decision_matrices|$(IOAZ_LIB)/decision_matrices|' deploy/ioaz.yaml > $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml.dist
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml ]; then \
 	  echo "kept $(SYSCONFDIR)/ioaz/ioaz.yaml; the shipped defaults are in ioaz.yaml.dist"; \
 	else mv $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml.dist $(DESTDIR)$(SYSCONFDIR)/ioaz/ioaz.yaml; fi
-	sed -e 's|/usr/local/bin|$(PREFIX)/bin|g; s|/usr/local/lib/ioaz|$(IOAZ_LIB)|g; s|/etc/ioaz|$(SYSCONFDIR)/ioaz|g' \
+	sed -e 's|/usr/local/sbin|$(SBINDIR)|g; s|/usr/local/lib/ioaz|$(IOAZ_LIB)|g; s|/etc/ioaz|$(SYSCONFDIR)/ioaz|g' \
 	  deploy/systemd/ioazd.service > $(DESTDIR)$(UNITDIR)/ioazd.service
 	install -m 0644 deploy/systemd/ioaz.tmpfiles.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/ioaz.conf
 	install -m 0644 deploy/systemd/ioaz.sysusers.conf $(DESTDIR)$(PREFIX)/lib/sysusers.d/ioaz.conf
+	install -m 0644 deploy/man/ioaz.yaml.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 deploy/man/ioazd.8 deploy/man/ioazctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 deploy/bash-completion/ioazctl $(DESTDIR)$(COMPLETIONDIR)/ioazctl
+	ln -sf ioazctl $(DESTDIR)$(COMPLETIONDIR)/ioazd
 	cp -r deploy/prometheus deploy/grafana $(DESTDIR)$(PREFIX)/share/ioaz/
 	@if [ -z "$(DESTDIR)" ] && [ "$(POSTINSTALL)" = yes ]; then \
 	  getent group ioaz >/dev/null || groupadd --system ioaz; \
@@ -127,7 +152,24 @@ install: apt-deps bpf
 
 uninstall:
 	rm -rf $(DESTDIR)$(IOAZ_LIB) $(DESTDIR)$(PREFIX)/share/ioaz
-	rm -f $(DESTDIR)$(PREFIX)/bin/ioazd $(DESTDIR)$(PREFIX)/bin/ioazctl \
+	rm -f $(DESTDIR)$(SBINDIR)/ioazd $(DESTDIR)$(PREFIX)/bin/ioazctl \
 	  $(DESTDIR)$(UNITDIR)/ioazd.service $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/ioaz.conf \
-	  $(DESTDIR)$(PREFIX)/lib/sysusers.d/ioaz.conf
+	  $(DESTDIR)$(PREFIX)/lib/sysusers.d/ioaz.conf $(DESTDIR)$(MANDIR)/man5/ioaz.yaml.5 \
+	  $(DESTDIR)$(MANDIR)/man8/ioazd.8 $(DESTDIR)$(MANDIR)/man8/ioazctl.8 \
+	  $(DESTDIR)$(COMPLETIONDIR)/ioazctl $(DESTDIR)$(COMPLETIONDIR)/ioazd
 	@echo "left $(SYSCONFDIR)/ioaz/ioaz.yaml and the group ioaz in place"
+
+# -- make deb: build/deb/ioaz_VERSION_all.deb and ioaz-dkms_VERSION_all.deb --------------------
+# dpkg-buildpackage on a copy of the sources with deploy/debian as its debian/ (the top level of
+# the checkout stays as it is); the BPF object is compiled by the package build itself.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+DEB_SRC := build/deb/ioaz-$(VERSION)
+
+deb: bpf-deps
+	$(call apt_install,debhelper dh-dkms)
+	rm -rf build/deb && mkdir -p $(DEB_SRC)
+	tar --exclude=__pycache__ --exclude=build --exclude='*.ko' -cf - Makefile pyproject.toml README.md \
+	  agent/ioaz bpf decision_matrices deploy kmod | tar -xf - -C $(DEB_SRC)
+	cp -r deploy/debian $(DEB_SRC)/debian
+	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc > ../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
+	@ls build/deb/*.deb

@@ -91,3 +91,15 @@ def fio_totals(report: str) -> dict[str, float]:
             out["iops"] += job[d]["iops"]
         out["runtime_s"] = max(out["runtime_s"], job["job_runtime"] / 1000)
     return out
+
+
+@pytest.fixture(scope="session")
+def debs() -> dict[str, Path]:
+    """`make deb` once per session: {"ioaz": the .deb, "ioaz-dkms": the DKMS .deb}."""
+    for tool in ("dpkg-buildpackage", "dh"):
+        need_tool(tool)
+    r = subprocess.run(["make", "-s", "-C", str(REPO), "deb"], capture_output=True, text=True)
+    assert r.returncode == 0, f"make deb failed:\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}"
+    found = {p.name.split("_")[0]: p for p in (REPO / "build" / "deb").glob("*.deb")}
+    assert set(found) == {"ioaz", "ioaz-dkms"}, found
+    return found

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Runs inside the testbed guest (ioaz-lab testbed run), as root, after multi-user.target.
-# ioazd as an operator runs it: `make install` from the shared checkout, systemd's unit, a SATA
-# disk, a workload change, reload, kill -9 and stop. "@@ KEY VALUE" lines are read by the host test;
+# ioazd as an operator runs it: the .deb (`make deb` on the host) installed with apt, systemd's
+# unit, a SATA disk, a workload change, reload, kill -9, stop, and the package purged while ioazd
+# is running with its choice in force. "@@ KEY VALUE" lines are read by the host test;
 # the daemon's journal goes to the results share.
 set -u
 D=${IOAZ_DISK:-sda}
@@ -36,8 +37,17 @@ ORIG=$(active)
 mark original "$ORIG"
 settings > /tmp/before
 
-make -s -C /mnt/ioaz -o apt-deps -o bpf install > /tmp/install.log 2>&1
+# apt, offline: every Depends is in the image; the Recommends (python3-sklearn) is not and is
+# skipped, as on a server without the model classifier
+apt-get install -y /mnt/ioaz/build/deb/ioaz_*_amd64.deb > /tmp/install.log 2>&1
 mark install $?
+mark installed_enabled "$(systemctl is-enabled ioazd 2>&1)"
+mark installed_active "$(systemctl is-active ioazd)"
+mark group "$(getent group ioaz | cut -d: -f1)"
+mark default_config "$(/usr/sbin/ioazd --check 2>&1 | tail -1)"
+mark completion "$(ls /usr/share/bash-completion/completions/ | grep -c '^ioaz')"
+mark man_pages "$(ls /usr/share/man/man8/ioazd.8.gz /usr/share/man/man8/ioazctl.8.gz \
+    /usr/share/man/man5/ioaz.yaml.5.gz 2>/dev/null | wc -l)"
 python3 - <<'PY'
 import yaml
 p = "/etc/ioaz/ioaz.yaml"
@@ -64,13 +74,18 @@ fio_stop
 fio_bg --rw=randread --bs=4k --numjobs=8
 wait_for 25 is_active bfq
 mark after_random "$(active)"
-/usr/local/bin/ioazctl explain $D > "$OUT/explain.txt" 2>&1
+/usr/bin/ioazctl explain $D > "$OUT/explain.txt" 2>&1
 fio_stop
-mark probe_source "$(/usr/local/bin/ioazctl status --json | python3 -c \
+mark probe_source "$(/usr/bin/ioazctl status --json | python3 -c \
     'import json,sys; print(json.load(sys.stdin).get("source"))')"
 
+# ExecReload only sends SIGHUP: the reload itself happens at the daemon's next window, which on
+# a loaded emulated guest can be seconds away; wait for its journal entry
+RELOAD_AT=$SECONDS
 systemctl reload ioazd
-sleep 2
+reloaded() { journalctl -u ioazd -o cat --no-pager | grep -q '"event": "reload"'; }
+wait_for 60 reloaded
+mark reload_s $((SECONDS - RELOAD_AT))
 mark reloaded "$(systemctl is-active ioazd) $([ "$(systemctl show -p MainPID --value ioazd)" = "$PID" ] && echo same-pid || echo new-pid)"
 
 kill -9 "$PID"
@@ -97,5 +112,22 @@ mark journal_warning_switches "$(journalctl -u ioazd -p warning -o cat --no-page
 mark journal_device "$(journalctl -u ioazd DEVICE=$D -o cat --no-pager | grep -c "\"device\": \"$D\"")"
 mark journal_device_other "$(journalctl -u ioazd DEVICE=$D -o cat --no-pager | grep -vc "\"device\": \"$D\"")"
 mark journal_switch_events "$(journalctl -u ioazd IOAZ_EVENT=switch -o cat --no-pager | grep -c '"event": "switch"')"
+
+# Purged while it runs with bfq in force: the package's prerm stops it, which restores.
+systemctl start ioazd
+wait_for 120 systemctl -q is-active ioazd
+fio_bg --rw=randread --bs=4k --numjobs=8
+wait_for 40 is_active bfq
+mark before_purge "$(active)"
+apt-get purge -y ioaz >> /tmp/install.log 2>&1
+mark purge $?
+fio_stop
+mark after_purge "$(active)"
+settings > /tmp/after_purge
+if diff /tmp/before /tmp/after_purge > /tmp/purge.diff; then mark purge_restored yes
+else mark purge_restored no; cat /tmp/purge.diff; fi
+mark purge_left "$(ls -d /etc/ioaz /usr/lib/ioaz /usr/sbin/ioazd /lib/systemd/system/ioazd.service \
+    2>/dev/null | tr '\n' ' ')"
+mark purge_unit "$(systemctl is-active ioazd)"
 cp /tmp/install.log "$OUT/install.log"
 mark done 1

@@ -1,7 +1,8 @@
 """ioazd in the testbed guest, under Debian's systemd, on a SATA disk: one boot of the real image.
 
-The guest script (guest_ioazd.sh) installs ioaz with `make install` from the read-only share,
-enables the unit, changes the workload, reloads, kills and stops the daemon, and prints
+The guest script (guest_ioazd.sh) installs the .deb built here (`make deb`, build/deb/ on the
+read-only share) with apt, enables the unit, changes the workload, reloads, kills and stops the
+daemon, purges the package while the daemon runs, and prints
 "@@ KEY VALUE" lines; the host scrapes the guest's metrics through the forwarded port while it runs.
 """
 from __future__ import annotations
@@ -42,7 +43,7 @@ class Scraper(threading.Thread):
 
 
 def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the fixture)
-                                   tmp_path: Path) -> None:
+                                   debs: dict[str, Path], tmp_path: Path) -> None:
     port = vm.free_port()
     scraper = Scraper(port)
     scraper.start()
@@ -65,6 +66,11 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert m["rotational"] == "1" and m["queue_depth"] == "32", m
     assert {"fifo", "vr", "stream", "mq-deadline"} <= set(m["elevators"].split(",")), m
     assert m["install"] == "0", (tmp_path / "install.log").read_text()[-2000:]
+    # the package leaves the service off until the operator enables it, and ships the rest
+    assert m["installed_enabled"] == "disabled" and m["installed_active"] == "inactive", m
+    assert m["group"] == "ioaz", m
+    assert m["default_config"] == "ioazd: /etc/ioaz/ioaz.yaml: configuration OK", m
+    assert m["completion"] == "2" and m["man_pages"] == "3", m
     assert m["started"] == "active" and m["probe_source"] == "bpf", m
     # the workload change is followed: none (fcfs: IOAZ's noop) for one sequential reader,
     # bfq for eight random readers (IOAZ Table 3, goal mean)
@@ -84,5 +90,10 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert int(m["journal_switch_events"]) >= 2, m
     assert m["stopped"] in ("inactive", "unknown") and m["after_stop"] == m["original"], m
     assert m["settings_restored"] == "yes", res.output[-2000:]
+    # apt purge while ioazd runs with bfq in force: stopped, every setting back, nothing left
+    assert m["before_purge"] == "bfq", journal[-2000:]
+    assert m["purge"] == "0", (tmp_path / "install.log").read_text()[-2000:]
+    assert m["after_purge"] == m["original"] and m["purge_restored"] == "yes", res.output[-2000:]
+    assert m["purge_left"] == "" and m["purge_unit"] in ("inactive", "unknown"), m
     # the host's view: the guest's metrics through the forwarded port
     assert "ioaz_" in scraper.body and 'device="sda"' in scraper.body, "no scrape from the host"

@@ -57,7 +57,8 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout, err: TextIO = sys.st
         devices = parse_devices(args.device, sysfs)
         config = load_config(config_file, dry_run=True)
     except UsageError as e:
-        print(f"ioazctl advise: {e}".replace("--count", "--windows"), file=err)
+        print(f"ioazctl advise: {e}".replace("--count", "--windows").replace("--device ", "disk "),
+              file=err)
         return 2
     except ConfigError as e:
         print(f"ioazctl advise: configuration refused:\n{e}", file=err)

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from ..api.client import DEFAULT_SOCKET, ConnectError, call
 from ..api.protocol import RequestError, parse_duration
+from ..decide.matrix import GOALS
 
 EXIT_FAIL, EXIT_USAGE = 1, 2
 
@@ -33,20 +34,26 @@ def common(p: argparse.ArgumentParser, daemon: bool = True, top: bool = False) -
                        f"{DEFAULT_SOCKET})")
 
 
+DEV_HELP = "a disk ioazd manages (sda or /dev/sda)"
+
+
 def add_commands(sub: Any) -> None:
     common(sub.add_parser("status", help="every managed device: mode, scheduler, policy, "
                           "class, last decision"))
     p = sub.add_parser("explain", help="the features, class, matrix cell and history "
                        "behind a device's current choice")
-    p.add_argument("device", metavar="DEV")
+    p.add_argument("device", metavar="DEV", help=DEV_HELP)
     common(p)
     p = sub.add_parser("history", help="recent decisions that switched (or tried to)")
-    p.add_argument("--device", "-d", metavar="DEV")
-    p.add_argument("--limit", "-n", type=int, default=50, metavar="N")
+    p.add_argument("--device", "-d", metavar="DEV", help="only this disk's decisions")
+    p.add_argument("--limit", "-n", type=int, default=50, metavar="N",
+                   help="at most N decisions, the newest (default 50)")
     common(p)
     p = sub.add_parser("pin", help="force a policy on a device (until unpin, or --for)")
-    p.add_argument("device", metavar="DEV")
-    p.add_argument("policy", metavar="POLICY")
+    p.add_argument("device", metavar="DEV", help=DEV_HELP)
+    p.add_argument("policy", metavar="POLICY",
+                   help="a policy of the policies file (shipped: fcfs, fifo, deadline, "
+                        "anticipatory, cfq, vr, sstf, scan, stream, kyber, none)")
     p.add_argument("--for", dest="duration", metavar="DURATION",
                    help="expire after e.g. 90s, 30m, 1h30m, 2d")
     common(p)
@@ -54,12 +61,12 @@ def add_commands(sub: Any) -> None:
                        ("pause", "stop deciding for a device (its scheduler stays)"),
                        ("resume", "let ioaz decide again (after pause or a manual change)")):
         p = sub.add_parser(name, help=what)
-        p.add_argument("device", metavar="DEV")
+        p.add_argument("device", metavar="DEV", help=DEV_HELP)
         common(p)
     p = sub.add_parser("goal", help="what to optimise on a device: min, max, mean, "
                        "throughput, latency")
-    p.add_argument("device", metavar="DEV")
-    p.add_argument("goal", metavar="GOAL")
+    p.add_argument("device", metavar="DEV", help=DEV_HELP)
+    p.add_argument("goal", metavar="GOAL", help="one of " + ", ".join(GOALS))
     common(p)
     common(sub.add_parser("reload", help="re-read the configuration and matrices (a bad "
                           "file is refused and the old configuration kept)"))
@@ -68,7 +75,9 @@ def add_commands(sub: Any) -> None:
     msub.required = True
     v = msub.add_parser("validate", help="check matrix, policies or config files; "
                         "FILE:LINE for each problem")
-    v.add_argument("files", nargs="+", metavar="FILE")
+    v.add_argument("files", nargs="+", metavar="FILE",
+                   help="YAML files: a matrix or policies file by its kind: key, an ioazd "
+                        "configuration by its decide: section")
     common(v, daemon=False)
 
 

@@ -21,9 +21,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     observe.add_arguments(sub.add_parser(
         "observe", help="live per-device workload features and IOAZ class (no daemon needed)"))
-    advise.add_arguments(sub.add_parser(
+    p_advise = sub.add_parser(
         "advise", help="what ioaz would set on each disk and why, writing nothing (no daemon "
-                       "needed)"))
+                       "needed)")
+    advise.add_arguments(p_advise)
+    control.common(p_advise, daemon=False)
     control.add_commands(sub)
     return p
 

@@ -39,6 +39,9 @@ INSTALLED_CONFIG = Path("/etc/ioaz/ioaz.yaml")
 # From a checkout (make run) the checkout's own file; installed (make install, the .deb) there is
 # no deploy/ beside the code and ioazd reads /etc/ioaz/ioaz.yaml.
 DEFAULT_CONFIG = CHECKOUT_CONFIG if CHECKOUT_CONFIG.exists() else INSTALLED_CONFIG
+# The file's top-level keys (the decide section's are in decision_matrices/schema.yaml).
+SETTINGS = ("window_s", "dry_run", "probe", "probe_sample", "devices", "raid", "thresholds",
+            "state_dir", "socket", "metrics", "history", "decide", "classifier")
 
 
 @dataclass
@@ -107,12 +110,10 @@ def load_config(path: os.PathLike | str | None = None,
     cfg = DaemonConfig(file=str(path))
     base = path.resolve().parent
     issues: list[Issue] = []
-    known = {"window_s", "dry_run", "probe", "probe_sample", "devices", "raid", "thresholds",
-             "state_dir", "socket", "metrics", "history", "decide", "classifier"}
     for key in data:
-        if key not in known:
+        if key not in SETTINGS:
             issues.append(doc.issue((key,), f"unknown setting {key!r} (expected one of "
-                                    f"{', '.join(sorted(known))})", at_key=True))
+                                    f"{', '.join(sorted(SETTINGS))})", at_key=True))
 
     def number(key: str, lo: float, hi: float, integer: bool = False) -> Any:
         v = data.get(key)

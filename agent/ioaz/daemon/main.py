@@ -29,10 +29,12 @@ from .notify import Notifier
 log = logging.getLogger("ioaz.daemon")
 
 
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="ioazd", description=__doc__.splitlines()[0])
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ioazd", description="ioazd: gives each disk the I/O scheduler that suits its "
+        "measured workload, and puts the originals back when it stops (man ioazd)")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    p.add_argument("--config", "-c", default=str(DEFAULT_CONFIG),
+    p.add_argument("--config", "-c", default=str(DEFAULT_CONFIG), metavar="FILE",
                    help=f"configuration file (default {DEFAULT_CONFIG})")
     p.add_argument("--dry-run", action="store_true",
                    help="decide and log, never write to sysfs")
@@ -42,7 +44,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="only load and check the configuration, then exit")
     p.add_argument("--restore", action="store_true",
                    help="only put back what the state file holds (a daemon that died), then exit")
-    return p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
 
 
 class JournalFormatter(logging.Formatter):
