@@ -55,7 +55,8 @@ def record(dev: str = "sdz", **over) -> DeviceRecord:
                        snapshot=snapshot(dev), decision_time=NOW - 2.5)
     rec.switches[("mq-deadline", "bfq", "matrix")] += 3
     rec.switches[("bfq", "none", "pin")] += 1
-    rec.stalls.extend([0.002, 0.010, 0.004])
+    for stall in (0.002, 0.010, 0.004, 0.7):
+        rec.stalls.observe(stall)
     for k, v in over.items():
         setattr(rec, k, v)
     return rec
@@ -65,7 +66,8 @@ def fake_daemon(*records: DeviceRecord, **over) -> SimpleNamespace:
     d = SimpleNamespace(
         lock=threading.RLock(), devices={r.name: r for r in records},
         source=SimpleNamespace(name="bpf"), fallback_reason=None, collector_up=True,
-        last_window_s=0.0031, windows=42, config=SimpleNamespace(window_s=1.0, dry_run=False),
+        last_window_s=0.0031, window_cpu_s=0.25, windows=42,
+        config=SimpleNamespace(window_s=1.0, dry_run=False),
         wall=lambda: NOW, state_set_aside=0)
     for k, v in over.items():
         setattr(d, k, v)
@@ -137,7 +139,8 @@ def test_scheduler_state_and_policy_label_sets():
     assert val(m, "ioaz_device_workload_class_info", device="sdz", **{
         "class": "8/random/read", "processes": "8", "pattern": "random", "mode": "read",
         "depth": "shallow"}) == 1
-    assert val(m, "ioaz_decision_age_seconds", device="sdz") == pytest.approx(2.5)
+    # a timestamp, not an age: PromQL's time() - this is the age, and a stuck scrape shows
+    assert val(m, "ioaz_last_decision_timestamp_seconds", device="sdz") == NOW - 2.5
 
 
 def test_switches_by_reason_and_stalls():
@@ -146,8 +149,12 @@ def test_switches_by_reason_and_stalls():
     assert val(m, sw, device="sdz", **{"from": "mq-deadline", "to": "bfq",
                                        "reason": "matrix"}) == 3
     assert val(m, sw, device="sdz", **{"from": "bfq", "to": "none", "reason": "pin"}) == 1
-    assert val(m, "ioaz_switch_stall_seconds", device="sdz") == 0.004
-    assert val(m, "ioaz_switch_stall_max_seconds", device="sdz") == 0.010
+    # every switch's stall since start, as a histogram (cumulative, by bound)
+    st = "ioaz_switch_stall_seconds"
+    assert val(m, st + "_count", device="sdz") == 4
+    assert val(m, st + "_sum", device="sdz") == pytest.approx(0.716)
+    assert [val(m, st + "_bucket", device="sdz", le=le) for le in
+            ("0.005", "0.025", "0.1", "0.5", "2.5", "+Inf")] == [2, 3, 3, 3, 4, 4]
 
 
 def test_window_features_and_unmeasurable_ones_are_absent():
@@ -175,6 +182,7 @@ def test_agent_families_show_fallback_and_collector_down():
     assert val(m, "ioaz_probe_fallback_info", reason="BPF: permission denied") == 1
     assert val(m, "ioaz_windows_total") == 42
     assert val(m, "ioaz_window_length_seconds") == 1.0
+    assert val(m, "ioaz_window_cpu_seconds_total") == 0.25   # a counter: rate() is CPU share
 
 
 def test_one_broken_record_does_not_cost_the_scrape():

@@ -44,6 +44,7 @@ from ..probe.snapshot import DeviceSnapshot
 from ..realisation import Realisation
 from ..sysblock import BlockSysfs
 from .config import ConfigError, DaemonConfig, load_config
+from .stalls import StallHistogram
 
 log = logging.getLogger("ioaz.daemon")
 
@@ -92,7 +93,7 @@ class DeviceRecord:
     decision_time: float | None = None      # unix time of the last decision
     switches: collections.Counter = field(default_factory=collections.Counter)  # (from,to,reason)
     trials: collections.Counter = field(default_factory=collections.Counter)    # outcome
-    stalls: list[float] = field(default_factory=list)   # seconds, every switch
+    stalls: StallHistogram = field(default_factory=StallHistogram)
     errors: int = 0
     last_error: str | None = None
 
@@ -127,6 +128,7 @@ class Daemon:
         self.started = wall()
         self.windows = 0
         self.last_window_s: float | None = None   # CPU-side duration of the last window
+        self.window_cpu_s = 0.0                   # ... and of every window since start
         self.collector_up = True
         self.collector_error: str | None = None
 
@@ -209,6 +211,7 @@ class Daemon:
                                               "error": rec.last_error}))
             self.windows += 1
             self.last_window_s = time.process_time() - t0
+            self.window_cpu_s += self.last_window_s
             return decisions
 
     def _drop(self, name: str) -> None:
@@ -267,8 +270,7 @@ class Daemon:
             rec.errors += 1
             rec.last_error = "; ".join(result.errors)
         if result.stall_s is not None:
-            rec.stalls.append(result.stall_s)
-            del rec.stalls[:-1000]
+            rec.stalls.observe(result.stall_s)
         self._refresh_scheduler(rec)
         self._record(rec, d, before, target, ok=result.ok, stall=result.stall_s,
                      errors=result.errors, notes=result.notes)

@@ -56,6 +56,10 @@ def log2_buckets(hist: Sequence[int], first: int, divisor: float,
     return out
 
 
+def _le(bound: float) -> str:
+    return "+Inf" if bound == float("inf") else repr(bound)
+
+
 class IoazCollector(Collector):
     """Reads a running Daemon (agent/ioaz/daemon/core.py); register it with a registry."""
 
@@ -104,10 +108,10 @@ class IoazCollector(Collector):
         window = GaugeMetricFamily("ioaz_window_length_seconds",
                                    "The configured window (analyzer period)")
         window.add_metric([], float(d.config.window_s))
-        cpu = GaugeMetricFamily("ioaz_window_cpu_seconds",
-                                "CPU time the agent spent on its last window (read, decide, act)")
-        if d.last_window_s is not None:
-            cpu.add_metric([], float(d.last_window_s))
+        cpu = CounterMetricFamily("ioaz_window_cpu_seconds",
+                                  "CPU time the agent spent in its windows (read, decide, act) "
+                                  "since it started; its rate is the share of one CPU")
+        cpu.add_metric([], float(d.window_cpu_s))
         windows = CounterMetricFamily("ioaz_windows", "Windows run since the daemon started")
         windows.add_metric([], float(d.windows))
         dry = GaugeMetricFamily("ioaz_dry_run", "1 if ioazd decides without writing to sysfs")
@@ -124,10 +128,9 @@ class IoazCollector(Collector):
 
     def _devices(self, d: Any) -> list[Metric]:
         f = _DeviceFamilies()
-        now = d.wall()
         for name in sorted(d.devices):
             try:
-                f.add(d.devices[name], now)
+                f.add(d.devices[name])
             except Exception:  # one odd record must not cost the whole scrape
                 log.exception("metrics: device %s skipped", name)
         return f.all()
@@ -200,18 +203,16 @@ class _DeviceFamilies:
             "ioaz_trials", "Trials of a near-tie matrix cell's runner-up that ended, by "
             "outcome: kept, given_back, abandoned (the workload changed)",
             labels=dev + ["outcome"])
-        self.stall_last = GaugeMetricFamily(
-            "ioaz_switch_stall_seconds", "How long the queue stalled during the last "
-            "scheduler switch", labels=dev)
-        self.stall_max = GaugeMetricFamily(
-            "ioaz_switch_stall_max_seconds", "Longest queue stall of the last 1000 switches",
-            labels=dev)
-        self.age = GaugeMetricFamily("ioaz_decision_age_seconds", "Seconds since the last "
-                                     "decision for the device", labels=dev)
+        self.stalls = HistogramMetricFamily(
+            "ioaz_switch_stall_seconds", "How long the queue stalled during each scheduler "
+            "switch since the daemon started", labels=dev)
+        self.decided = GaugeMetricFamily(
+            "ioaz_last_decision_timestamp_seconds", "Unix time of the last decision for the "
+            "device (its age: time() - this)", labels=dev)
         self.errors = CounterMetricFamily("ioaz_device_errors", "Failed windows or writes "
                                           "for the device", labels=dev)
 
-    def add(self, rec: Any, now: float) -> None:
+    def add(self, rec: Any) -> None:
         n = rec.name
         active = rec.scheduler
         for s in sorted(set(rec.available) | ({active} if active else set())):
@@ -232,11 +233,11 @@ class _DeviceFamilies:
             self.switches.add_metric([n, frm, to, reason], float(count))
         for outcome, count in sorted(rec.trials.items()):
             self.trials.add_metric([n, outcome], float(count))
-        if rec.stalls:
-            self.stall_last.add_metric([n], float(rec.stalls[-1]))
-            self.stall_max.add_metric([n], float(max(rec.stalls)))
+        if rec.stalls.count:
+            self.stalls.add_metric([n], [(_le(b), float(c)) for b, c in rec.stalls.cumulative()],
+                                   sum_value=rec.stalls.total_s)
         if rec.decision_time is not None:
-            self.age.add_metric([n], max(0.0, now - rec.decision_time))
+            self.decided.add_metric([n], float(rec.decision_time))
         self.errors.add_metric([n], float(rec.errors))
 
     def _features(self, n: str, f: Any) -> None:
@@ -272,7 +273,7 @@ class _DeviceFamilies:
                 self.read_ratio, self.seq_ratio, self.procs, self.threads, self.kept,
                 self.depth, self.size, self.merge, self.lat_p50, self.lat_p99,
                 self.lat_hist, self.svc_hist, self.size_hist, self.switches, self.trials,
-                self.stall_last, self.stall_max, self.age, self.errors]
+                self.stalls, self.decided, self.errors]
 
 
 def exported_names() -> list[str]:
@@ -280,7 +281,7 @@ def exported_names() -> list[str]:
     names = ["ioaz_build_info", "ioaz_collector_up", "ioaz_probe_source",
              "ioaz_probe_fallback_info",
              "ioaz_probe_periods_total",
-             "ioaz_window_length_seconds", "ioaz_window_cpu_seconds", "ioaz_windows_total",
+             "ioaz_window_length_seconds", "ioaz_window_cpu_seconds_total", "ioaz_windows_total",
              "ioaz_dry_run", "ioaz_devices", "ioaz_state_file_set_aside_total"]
     suffix = {"info": "_info", "counter": "_total"}
     names += [m.name + suffix.get(m.type, "") for m in _DeviceFamilies().all()]
