@@ -119,6 +119,11 @@ wait_for 120 systemctl -q is-active ioazd
 fio_bg --rw=randread --bs=4k --numjobs=8
 wait_for 40 is_active bfq
 mark before_purge "$(active)"
+# the choice frozen as a udev rule, to be applied by the guest's udev once ioaz is gone
+/usr/bin/ioazctl export --udev > /etc/udev/rules.d/60-ioaz.rules 2> /tmp/export.err
+mark export $?
+cp /etc/udev/rules.d/60-ioaz.rules /tmp/export.err "$OUT/"
+EXPORTED_SETTINGS=$(grep -o 'ATTR{[^}]*}="[^"]*"' /etc/udev/rules.d/60-ioaz.rules | sed 's/ATTR{\(.*\)}="\(.*\)"/\1=\2/')
 apt-get purge -y ioaz >> /tmp/install.log 2>&1
 mark purge $?
 fio_stop
@@ -129,5 +134,16 @@ else mark purge_restored no; cat /tmp/purge.diff; fi
 mark purge_left "$(ls -d /etc/ioaz /usr/lib/ioaz /usr/sbin/ioazd /lib/systemd/system/ioazd.service \
     2>/dev/null | tr '\n' ' ')"
 mark purge_unit "$(systemctl is-active ioazd)"
+udevadm control --reload
+udevadm trigger --action=change --settle "/sys/block/$D"
+wait_for 10 is_active bfq
+mark udev_applied "$(active)"
+mismatch=""
+for kv in $EXPORTED_SETTINGS; do
+    k=${kv%%=*}; v=${kv#*=}
+    if [ "$k" = queue/scheduler ]; then now=$(active); else now=$(cat "/sys/block/$D/$k"); fi
+    [ "$now" = "$v" ] || mismatch="$mismatch $k=$now(want $v)"
+done
+mark udev_settings "$(echo "$EXPORTED_SETTINGS" | wc -w) mismatched:${mismatch:- none}"
 cp /tmp/install.log "$OUT/install.log"
 mark done 1

@@ -95,5 +95,12 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert m["purge"] == "0", (tmp_path / "install.log").read_text()[-2000:]
     assert m["after_purge"] == m["original"] and m["purge_restored"] == "yes", res.output[-2000:]
     assert m["purge_left"] == "" and m["purge_unit"] in ("inactive", "unknown"), m
+    # the choice frozen by `ioazctl export --udev`, applied by the guest's udev after the purge
+    rule = (tmp_path / "60-ioaz.rules").read_text() if (tmp_path / "60-ioaz.rules").exists() \
+        else (tmp_path / "export.err").read_text()
+    assert m["export"] == "0" and 'ATTRS{model}=="' in rule, rule
+    assert m["udev_applied"] == "bfq", rule
+    assert m["udev_settings"].endswith("mismatched: none") and int(
+        m["udev_settings"].split()[0]) >= 1, (m["udev_settings"], rule)
     # the host's view: the guest's metrics through the forwarded port
     assert "ioaz_" in scraper.body and 'device="sda"' in scraper.body, "no scrape from the host"

@@ -1,7 +1,7 @@
 """ioazctl: the administrator's tool.
 
-`observe`, `advise` and `matrix validate` work without the daemon; the other commands talk to
-ioazd over its Unix socket (/run/ioaz/ioaz.sock, or --socket PATH).
+`observe`, `advise`, `export` and `matrix validate` work without the daemon; the other commands
+talk to ioazd over its Unix socket (/run/ioaz/ioaz.sock, or --socket PATH).
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from .. import __version__
-from . import advise, control, observe
+from . import advise, control, export, observe
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "needed)")
     advise.add_arguments(p_advise)
     control.common(p_advise, daemon=False)
+    export.add_arguments(sub.add_parser(
+        "export", help="what ioazd has set on each disk, frozen as a udev rule or a TuneD "
+                       "profile (printed)"))
     control.add_commands(sub)
     return p
 
@@ -36,6 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return observe.run(args)
     if args.command == "advise":
         return advise.run(args)
+    if args.command == "export":
+        return export.run(args)
     return control.run(args)
 
 
