@@ -16,7 +16,7 @@ BPF_BUILD_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make
 APT_PACKAGES := $(RUNTIME_PACKAGES) $(BPF_BUILD_PACKAGES) gcc fio util-linux \
                 prometheus qemu-system-x86 busybox-static cpio mmdebstrap \
                 linux-headers-6.1.0-56-amd64 linux-source-6.1 linux-headers-6.12-amd64 linux-source-6.12 \
-                debhelper dh-dkms dkms man-db bash-completion
+                debhelper dh-dkms dh-python dkms man-db bash-completion
 
 BPF_OBJ := bpf/build/ioaz.bpf.o
 
@@ -166,7 +166,7 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 DEB_SRC := build/deb/ioaz-$(VERSION)
 
 deb: bpf-deps
-	$(call apt_install,debhelper dh-dkms)
+	$(call apt_install,debhelper dh-dkms dh-python)
 	rm -rf build/deb && mkdir -p $(DEB_SRC)
 	tar --exclude=__pycache__ --exclude=build --exclude='*.ko' -cf - Makefile pyproject.toml README.md \
 	  agent/ioaz bpf decision_matrices deploy kmod | tar -xf - -C $(DEB_SRC)

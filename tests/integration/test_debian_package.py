@@ -98,3 +98,20 @@ def test_dkms_package_builds_with_dkms(debs: dict[str, Path], tmp_path: Path) ->
     info = subprocess.run(["modinfo", "-F", "vermagic", str(ko)], capture_output=True, text=True,
                           check=True).stdout
     assert info.split()[0] == rel
+
+
+def test_make_deps_installs_every_build_dependency() -> None:
+    """A fresh machine's `make test` builds the package: what it needs is in the Makefile's
+    package lists (debhelper-compat is debhelper's)."""
+    control = (REPO / "deploy" / "debian" / "control").read_text()
+    field = re.search(r"^Build-Depends:(.*?)^\S", control, re.M | re.S)
+    assert field is not None
+    needed = {re.split(r"[\s(]", d.strip())[0] for d in field.group(1).split(",") if d.strip()}
+    needed = {"debhelper" if d == "debhelper-compat" else d for d in needed}
+    make = (REPO / "Makefile").read_text().replace("\\\n", " ")
+    listed = set()
+    for var in ("RUNTIME_PACKAGES", "BPF_BUILD_PACKAGES", "APT_PACKAGES"):
+        m = re.search(rf"^{var} := (.*)$", make, re.M)
+        assert m is not None, var
+        listed |= set(m.group(1).split())
+    assert needed <= listed, f"not installed by make deps: {sorted(needed - listed)}"
