@@ -8,10 +8,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..home import MATRICES
 from ..located import ValidationError, load_file
 from .types import DEFAULT_PROCESS_SHARE, PROCESS_BUCKETS, WindowFeatures, WorkloadClass
 
-DEFAULT_THRESHOLDS = Path(__file__).resolve().parents[3] / "decision_matrices" / "thresholds.yaml"
+DEFAULT_THRESHOLDS = MATRICES / "thresholds.yaml"
 
 
 class ThresholdsError(ValueError):

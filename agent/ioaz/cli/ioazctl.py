@@ -9,7 +9,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .. import __version__
+from .. import __version__, home
 from . import advise, control, export, observe
 
 
@@ -35,6 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    why = home.missing("ioazctl")
+    if why:
+        print(why, file=sys.stderr)
+        return 2
     if args.command == "observe":
         return observe.run(args)
     if args.command == "advise":

@@ -31,10 +31,11 @@ from typing import Any
 
 from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, ThresholdsError, load_thresholds
 from ..decide import DecideContext, ValidationError, config_from_doc, load_context, load_file
+from ..home import HOME
 from ..located import Doc, Issue, describe
 from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
 
-CHECKOUT_CONFIG = Path(__file__).resolve().parents[3] / "deploy" / "ioaz.yaml"
+CHECKOUT_CONFIG = HOME / "deploy" / "ioaz.yaml"
 INSTALLED_CONFIG = Path("/etc/ioaz/ioaz.yaml")
 # From a checkout (make run) the checkout's own file; installed (make install, the .deb) there is
 # no deploy/ beside the code and ioazd reads /etc/ioaz/ioaz.yaml.

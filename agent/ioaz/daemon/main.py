@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .. import __version__
+from .. import __version__, home
 from ..actuate import Actuator, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
@@ -115,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     args = parse_args(argv)
+    why = home.missing("ioazd")
+    if why:
+        print(why, file=sys.stderr)
+        return 2
     setup_logging()
     try:
         config = load_config(args.config, dry_run=args.dry_run)

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..home import MATRICES
 from ..located import Doc, ValidationError, load_file
 from ..realisation import Realisation, Value
 from .schema import Schema
 
-DEFAULT_POLICIES = Path(__file__).resolve().parents[3] / "decision_matrices" / "policies.yaml"
+DEFAULT_POLICIES = MATRICES / "policies.yaml"
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..home import MATRICES
 from ..located import Doc, DocPath, Issue, describe, format_path, load_file
 
-DEFAULT_SCHEMA = Path(__file__).resolve().parents[3] / "decision_matrices" / "schema.yaml"
+DEFAULT_SCHEMA = MATRICES / "schema.yaml"
 
 _TYPES = ("object", "array", "string", "integer", "number", "boolean", "null")
 

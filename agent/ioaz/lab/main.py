@@ -13,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from ioaz import __version__
+from ioaz import __version__, home
 
 # name -> (module, one-line help). Add a line here when you add a subcommand module.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -29,6 +29,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    why = home.missing("ioaz-lab")
+    if why and not {"-h", "--help", "--version"} & set(argv):
+        print(why, file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="ioaz-lab", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -12,9 +12,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..home import BPF_BUILD
 from . import libbpf
 
-BUILD_DIR = Path(__file__).resolve().parents[3] / "bpf" / "build"
+BUILD_DIR = BPF_BUILD
 INSTALL_DIR = Path("/usr/lib/ioaz")
 
 
