@@ -130,13 +130,15 @@ def tuned_profile(groups: Sequence[Group], header: str) -> str:
     lines = [f"# {header}", "# Install as /etc/tuned/ioaz/tuned.conf, then `tuned-adm profile "
              "ioaz`.", "", "[main]", "summary=ioaz's choices, frozen (ioazctl export --tuned)", ""]
     sysfs_lines = []
+    kernel = BlockSysfs()   # only for the paths' text: the kernel's /sys, not a test's tree
     for i, g in enumerate(groups):
         elevator = dict(g.settings).get(SCHEDULER)
         if elevator:
             lines += [f"[ioaz_disk{i}]", "type=disk", f"devices={','.join(g.disks)}",
                       f"elevator={elevator}", ""]
         for disk in g.disks:
-            sysfs_lines += [f"/sys/block/{disk}/{k}={v}" for k, v in g.settings if k != SCHEDULER]
+            sysfs_lines += [f"{kernel.path(disk, k)}={v}" for k, v in g.settings
+                            if k != SCHEDULER]
     if sysfs_lines:
         lines += ["[ioaz_sysfs]", "type=sysfs", *sysfs_lines, ""]
     return "\n".join(lines)
