@@ -70,6 +70,9 @@ class BlockSysfs:
 
     def __init__(self, root: str | os.PathLike[str] = "/sys") -> None:
         self.root = Path(root)
+        # Plain strings for the paths read every window: pathlib's joins cost more than the
+        # read itself where Python is slow (a VM without KVM runs ioazd beside the I/O path).
+        self._block = os.path.join(root, "block")
 
     def device_dir(self, device: str) -> Path:
         return self.root / "block" / device
@@ -84,12 +87,15 @@ class BlockSysfs:
         return self.path(device, key).is_file()
 
     def devices(self) -> list[str]:
-        base = self.root / "block"
-        return sorted(p.name for p in base.iterdir()) if base.is_dir() else []
+        try:
+            return sorted(os.listdir(self._block))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
     def read(self, device: str, key: str) -> str:
         """The attribute's value with the kernel's trailing newline removed."""
-        with open(self.path(device, key), encoding="ascii", errors="replace") as f:
+        with open(os.path.join(self._block, device, key), encoding="ascii",
+                  errors="replace") as f:
             return f.read().strip()
 
     def write(self, device: str, key: str, value: str) -> None:
@@ -182,15 +188,26 @@ class BlockSysfs:
 
     def scheduled_disks(self) -> list[str]:
         """Disks with a scheduler and a medium (an unattached loop device has size 0)."""
-        return [d for d in self.devices()
-                if self.has_scheduler(d) and (self.size_bytes(d) or 0) > 0]
+        return [d for d in self.devices() if self.scheduled(d)]
+
+    def scheduled(self, device: str) -> bool:
+        """It has a scheduler to choose and a medium to serve."""
+        return self.has_scheduler(device) and (self.size_bytes(device) or 0) > 0
 
     def disk_of_devt(self, major: int, minor: int) -> str | None:
-        """The whole-disk name of a device number: a partition folds into its disk."""
-        real = Path(os.path.realpath(self.root / "dev" / "block" / f"{major}:{minor}"))
-        if not real.is_dir():
+        """The whole-disk name of a device number: a partition folds into its disk.
+
+        The link is read and resolved by name, not by realpath(): this runs for every device
+        every window, and realpath's lstat of each of the target's ten-odd components is most
+        of the probe's read where a system call is dear (a VM without KVM)."""
+        link = self.root / "dev" / "block" / f"{major}:{minor}"
+        try:
+            target = os.path.normpath(os.path.join(link.parent, os.readlink(link)))
+        except OSError:
             return None
-        return real.parent.name if (real / "partition").exists() else real.name
+        if os.path.exists(os.path.join(target, "partition")):
+            return os.path.basename(os.path.dirname(target))
+        return os.path.basename(target) if os.path.isdir(target) else None
 
     def partitions(self, device: str) -> list[str]:
         d = self.device_dir(device)

@@ -68,10 +68,11 @@ class FakeKernel(BlockSysfs):
         self._link_devt(f"{disk}/{name}", dev)
 
     def _link_devt(self, rel: str, dev: str) -> None:
-        """/sys/dev/block/MAJ:MIN points at the device's directory, as the kernel's does."""
+        """/sys/dev/block/MAJ:MIN points at the device's directory by a relative path, as
+        the kernel's does."""
         link = self.root / "dev" / "block" / dev
         link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(self.root / "block" / rel)
+        link.symlink_to(os.path.relpath(self.root / "block" / rel, link.parent))
 
     def _set_scheduler(self, device: str, name: str) -> None:
         d = self.device_dir(device) / "queue"

@@ -1,6 +1,7 @@
 """Parsing queue/scheduler and listing knobs, on lines and trees the kernel produces."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,21 @@ def test_only_disks_with_a_scheduler_and_a_medium_are_scheduled(tmp_path: Path) 
     kernel.add_device("loop1", dev="7:1", size_sectors=0)          # nothing attached
     kernel.add_device("zram0", dev="252:0", available=("none",))   # bio-based
     assert kernel.scheduled_disks() == ["sda"]
+
+
+def test_device_numbers_fold_as_realpath_says_on_this_machine() -> None:
+    """disk_of_devt resolves the kernel's relative links by name; on the real /sys it names
+    the same disk as resolving every component would (partitions into their disks)."""
+    sys_dev = Path("/sys/dev/block")
+    if not sys_dev.is_dir():
+        pytest.skip("no /sys/dev/block on this machine")
+    real = BlockSysfs()
+    for link in sorted(sys_dev.iterdir()):
+        major, minor = (int(x) for x in link.name.split(":"))
+        resolved = Path(os.path.realpath(link))
+        expected = resolved.parent.name if (resolved / "partition").exists() else resolved.name
+        assert real.disk_of_devt(major, minor) == expected, link
+    assert real.disk_of_devt(4095, 1048575) is None
 
 
 def test_no_other_module_names_block_sysfs_paths() -> None:

@@ -5,7 +5,7 @@ in these two types, so their fields are the `ioazctl observe --json` contract.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 PROCESS_BUCKETS = ("1", "4", "8", "16+")
@@ -116,8 +116,9 @@ class WindowFeatures:
     def observe_dict(self) -> dict[str, Any]:
         """The JSON line of `ioazctl observe --json`: the DESIGN.md fields, then the threads
         beside the processes and why a class was kept (None when judged)."""
-        d = asdict(self)
-        out: dict[str, Any] = {k: d[k] for k in self.OBSERVE_FIELDS}
+        # Not asdict(): it deep-copies the histograms, and this runs for every device every
+        # window (the decision carries it); the fields named are all scalars.
+        out: dict[str, Any] = {k: getattr(self, k) for k in self.OBSERVE_FIELDS}
         out["class"] = self.workload_class.as_dict() if self.workload_class else None
         out["source"] = self.source
         # added after the first contract, at the end so its order stays

@@ -20,11 +20,20 @@ from .core import Daemon
 
 class Selection:
     """The disks ioazd manages: devices.include minus devices.exclude (globs on the kernel's
-    disk names), among the disks that have a scheduler. A reload replaces the globs."""
+    disk names), among the disks that have a scheduler. A reload replaces the globs.
+
+    The scan runs every window, but whether a disk has a scheduler never changes and whether
+    it has a medium seldom does: a name's answer is kept for RECHECK_S, a new name is read at
+    once, a name gone from the kernel's list is forgotten at once. (Where a system call is dear, a
+    VM without KVM, these two reads per disk per window were the largest part of a window.)"""
+
+    RECHECK_S = 10.0
 
     def __init__(self, include: Sequence[str], exclude: Sequence[str],
-                 sysfs: BlockSysfs) -> None:
+                 sysfs: BlockSysfs, clock: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = sysfs
+        self.clock = clock
+        self._known: dict[str, tuple[bool, float]] = {}   # name -> (scheduled, when read)
         self.update(include, exclude)
 
     def update(self, include: Sequence[str], exclude: Sequence[str]) -> None:
@@ -35,7 +44,17 @@ class Selection:
             fnmatch.fnmatchcase(name, g) for g in self.exclude)
 
     def scan(self) -> list[str]:
-        return [d for d in self.sysfs.scheduled_disks() if self.managed(d)]
+        now = self.clock()
+        known: dict[str, tuple[bool, float]] = {}
+        for name in self.sysfs.devices():
+            if not self.managed(name):
+                continue
+            answer = self._known.get(name)
+            if answer is None or now - answer[1] >= self.RECHECK_S:
+                answer = (self.sysfs.scheduled(name), now)
+            known[name] = answer
+        self._known = known
+        return [name for name, (scheduled, _) in known.items() if scheduled]
 
 
 def verdicts_for(config: DaemonConfig) -> VerdictProvider:

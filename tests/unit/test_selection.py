@@ -1,0 +1,57 @@
+"""Which disks ioazd manages (daemon/compose.py Selection), read as cheaply as the scan allows:
+it runs every window, so names the globs exclude cost nothing and a disk's answer is kept a
+while; a new disk is seen at once, a gone one forgotten at once, a medium inserted later seen
+within RECHECK_S."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from fake_sysfs import FakeKernel
+from ioaz.daemon.compose import Selection
+
+
+class CountingKernel(FakeKernel):
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def read(self, device: str, key: str) -> str:
+        self.reads.append(device)
+        return super().read(device, key)
+
+
+def make(tmp_path: Path) -> tuple[CountingKernel, Selection, list[float]]:
+    kernel = CountingKernel(tmp_path / "sys")
+    kernel.add_device("sda", dev="8:0")
+    for i in range(4):
+        kernel.add_device(f"loop{i}", dev=f"7:{i}")
+    now = [0.0]
+    return kernel, Selection(["*"], ["loop*"], kernel, clock=lambda: now[0]), now
+
+
+def test_excluded_names_are_never_read(tmp_path: Path) -> None:
+    kernel, sel, _ = make(tmp_path)
+    assert sel.scan() == ["sda"]
+    assert set(kernel.reads) == {"sda"}
+
+
+def test_an_answer_is_kept_until_recheck_and_new_disks_are_read_at_once(tmp_path: Path) -> None:
+    kernel, sel, now = make(tmp_path)
+    kernel.add_device("sr0", dev="11:0", size_sectors=0)      # a drive with no disc in it
+    assert sel.scan() == ["sda"]
+    kernel.reads.clear()
+    now[0] = Selection.RECHECK_S - 1
+    assert sel.scan() == ["sda"] and kernel.reads == []       # nothing read again yet
+    kernel.add_device("sdb", dev="8:16")
+    assert sel.scan() == ["sda", "sdb"] and set(kernel.reads) == {"sdb"}
+    (kernel.device_dir("sr0") / "size").write_text("2048\n")  # a disc inserted
+    now[0] = Selection.RECHECK_S
+    assert sel.scan() == ["sda", "sdb", "sr0"]
+    kernel.remove_device("sdb")
+    assert sel.scan() == ["sda", "sr0"]
+
+
+def test_a_reload_changes_the_globs_at_the_next_scan(tmp_path: Path) -> None:
+    _, sel, _ = make(tmp_path)
+    sel.update(["loop*"], [])
+    assert sel.scan() == ["loop0", "loop1", "loop2", "loop3"]
