@@ -9,6 +9,7 @@ import collections
 import threading
 import time
 import urllib.request
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -319,3 +320,10 @@ def test_promtool_accepts_every_family():
     r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
                        timeout=30)
     assert r.returncode == 0, (r.stdout + r.stderr).decode()
+
+
+def test_every_family_is_documented_for_the_operator():
+    """docs/metrics.md is where an operator looks a metric up: it names every family."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
+    missing = [n for n in exported_names() if f"`{n}" not in doc]
+    assert missing == [], f"not in docs/metrics.md: {missing}"
