@@ -164,6 +164,26 @@ static __always_inline void hist_add(__u64 *hist, __u32 slots, __u64 v)
 }
 
 /*
+ * The size histogram's slot (agent/ioaz/probe/layout.py size_slot, which says why):
+ * 0 for v <= 512, then for each power of two 2^k a slot of its own, 2(k-9), and one
+ * for the sizes between it and the next, 2(k-9)+1; the last slot takes v > 16 MiB.
+ * The bound is checked on the indexing register, as in hist_add.
+ */
+static __always_inline void size_add(__u64 *hist, __u64 v)
+{
+	__u64 k = log2_u64(v);
+	__u64 i = 0;
+
+	if (k >= IOAZ_SIZE_MIN_LOG2)
+		i = 2 * (k - IOAZ_SIZE_MIN_LOG2) + ((v & (v - 1)) != 0);
+	if (i >= IOAZ_SIZE_SLOTS)
+		i = IOAZ_SIZE_SLOTS - 1;
+	barrier_var(i);
+	if (i < IOAZ_SIZE_SLOTS)
+		hist[i]++;
+}
+
+/*
  * io_uring's io-wq workers (PF_IO_WORKER in include/linux/sched.h) submit what would have blocked
  * the ring's owner; create_io_thread() gives them CLONE_IO, so they share its I/O context and a
  * scheduler queues their requests as the owner's. They count as the process's main thread, not as
@@ -497,7 +517,7 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 		s->completed_bytes[dir] += nr_bytes;
 	}
 	if (nr_bytes)
-		hist_add(s->size_hist, IOAZ_SIZE_SLOTS, nr_bytes);
+		size_add(s->size_hist, nr_bytes);
 
 	now = bpf_ktime_get_ns();
 	if (start && start <= now) {

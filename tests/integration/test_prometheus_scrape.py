@@ -194,14 +194,20 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
         les = sorted(float(s["metric"]["le"]) for s in b)
         assert abs(bucket_index(les, prom_p50) - bucket_index(les, fio_p50)) <= 1
 
-        # Request sizes: the 512 KiB reads land in the 512 KiB..1 MiB bucket, the 4 KiB reads
-        # of the random phase in 4..8 KiB.
-        for s, le, lo, at in ((lsel, "1048575.0", "524287.0", t_lat_end),
-                              (sel, "8191.0", "4095.0", t_end)):
+        # Request sizes: the 512 KiB reads land in 512 KiB's own bucket, the 4 KiB reads of
+        # the random phase in 4 KiB's, and Prometheus's median of each reads that size (a log2
+        # bucket read 768 KiB and 6 KiB).
+        for s, le, lo, at in ((lsel, "524288.0", "524287.0", t_lat_end),
+                              (sel, "4096.0", "4095.0", t_end)):
             r = prom.query(f'increase(ioaz_request_size_bytes_bucket{{{s},le="{le}"}}[3s])'
                            f' - ignoring(le) increase(ioaz_request_size_bytes_bucket{{{s},'
                            f'le="{lo}"}}[3s])', at=at - 0.5)
             assert r and float(r[0]["value"][1]) > 100, (le, r)
+            r = prom.query("histogram_quantile(0.5, sum by (le) (increase("
+                           f"ioaz_request_size_bytes_bucket{{{s}}}[3s])))", at=at - 0.5)
+            median = float(r[0]["value"][1])
+            print(f"request size p50: Prometheus {median:.0f} bytes, fio {float(le):.0f}")
+            assert float(lo) <= median <= float(le), (le, median)
 
         # The dashboard only names metrics this ioazd really exported during the test (what
         # Prometheus ingested; an idle device has no ratios or class, so one scrape is not it).

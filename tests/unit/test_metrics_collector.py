@@ -18,7 +18,7 @@ from ioaz.daemon.core import DeviceRecord
 from ioaz.decide import DeviceInfo, initial_state, pin
 from ioaz.metrics.collector import exported_names, log2_buckets
 from ioaz.metrics.http import make_registry, parse_listen, start_metrics_server
-from ioaz.probe.layout import LAT_SLOTS, SIZE_SLOTS
+from ioaz.probe.layout import LAT_SLOTS, SIZE_SLOTS, size_slot
 from ioaz.probe.snapshot import DeviceSnapshot
 from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
@@ -44,8 +44,10 @@ def snapshot(dev: str = "sdz") -> DeviceSnapshot:
     s.lat_hist[3] = 2       # below the first exported bucket: folded into it
     s.lat_sum_ns = 30 * 6000 + 10 * 1_500_000 + 2 * 10
     s.size_hist = [0] * SIZE_SLOTS
-    s.size_hist[12] = 40    # 4096..8191 bytes
-    s.completed_bytes = [40 * 4096, 0, 0, 0, 0]
+    s.size_hist[size_slot(4096)] = 40    # 4 KiB requests
+    s.size_hist[0] = 3      # 512 bytes: folded into the first exported bucket
+    s.size_hist[size_slot(6 << 20)] = 1     # 6 MiB: above the last finite bucket
+    s.completed_bytes = [40 * 4096 + 3 * 512 + (6 << 20), 0, 0, 0, 0]
     return s
 
 
@@ -101,9 +103,11 @@ def test_latency_histogram_is_exact_and_in_seconds():
     assert val(m, "ioaz_request_latency_seconds_sum", device="sdz") == pytest.approx(
         (30 * 6000 + 10 * 1_500_000 + 20) * 1e-9)
     s = "ioaz_request_size_bytes_bucket"
-    assert val(m, s, device="sdz", le="4095.0") == 0
-    assert val(m, s, device="sdz", le="8191.0") == 40
-    assert val(m, "ioaz_request_size_bytes_sum", device="sdz") == 40 * 4096
+    assert val(m, s, device="sdz", le="4095.0") == 3
+    assert val(m, s, device="sdz", le="4096.0") == 43      # 4 KiB's own bucket: (4095, 4096]
+    assert val(m, s, device="sdz", le="4194304.0") == 43   # the last finite one, 4 MiB
+    assert val(m, s, device="sdz", le="+Inf") == 44
+    assert val(m, "ioaz_request_size_bytes_sum", device="sdz") == 40 * 4096 + 3 * 512 + (6 << 20)
 
 
 def test_service_histogram_only_when_the_kernel_stamped_issues():
@@ -117,6 +121,22 @@ def test_service_histogram_only_when_the_kernel_stamped_issues():
     assert val(m, "ioaz_request_service_seconds_count", device="sdz") == 7
     assert val(m, "ioaz_request_service_seconds_bucket", device="sdz", le="4.095e-06") == 0
     assert val(m, "ioaz_request_service_seconds_sum", device="sdz") == pytest.approx(35e-6)
+
+
+def test_service_histogram_left_out_while_it_is_the_latency_one():
+    """Inside a plug the block layer stamps a request's start and its issue from one cached
+    clock (blk_time_get_ns), so where the request is issued in the plug that allocated it
+    (scheduler none) the two histograms are the same to the nanosecond: 31 series that say
+    nothing. They are exported once they differ."""
+    snap = snapshot()
+    snap.svc_hist, snap.svc_sum_ns = list(snap.lat_hist), snap.lat_sum_ns
+    snap.svc_count = sum(snap.lat_hist)
+    m = scrape(fake_daemon(record(snapshot=snap)))
+    assert not [k for k in m if k[0].startswith("ioaz_request_service_seconds")]
+    snap.svc_hist[12] += 1
+    snap.svc_count += 1
+    m = scrape(fake_daemon(record(snapshot=snap)))
+    assert val(m, "ioaz_request_service_seconds_count", device="sdz") == snap.svc_count
 
 
 def test_buckets_are_cumulative_and_monotonic():

@@ -1,7 +1,9 @@
 """BpfSource's parsing of the raw per-CPU map values (bpf/ioaz.h), without a kernel."""
 from __future__ import annotations
 
+import re
 import struct
+from pathlib import Path
 
 from ioaz.probe.bpf_source import bucket_shift, parse_maps
 from ioaz.probe.layout import (
@@ -9,6 +11,10 @@ from ioaz.probe.layout import (
     DEV_VALUE_U64,
     PROC_ID,
     PROC_PENDING,
+    SIZE_MIN_LOG2,
+    SIZE_SLOTS,
+    size_slot,
+    size_slot_le,
 )
 
 DEV = (7 << 20) | 3   # loop3
@@ -86,3 +92,19 @@ def test_bucket_is_at_least_twice_the_tolerance():
     for tol in (1, 8, 63, 64, 65, 1000):
         assert (1 << bucket_shift(tol)) >= 2 * tol
         assert (1 << (bucket_shift(tol) - 1)) < 2 * tol or tol == 0
+
+
+def test_size_slots_give_each_power_of_two_its_own_bucket() -> None:
+    """A power of two's bucket is (2^k - 1, 2^k], so its quantiles read 2^k (16 KiB requests
+    read 16 KiB, not the 24 KiB a log2 bucket's middle gave); every size is in the bucket whose
+    `le` is the first at or above it; the rule's constants are bpf/ioaz.h's."""
+    les = [size_slot_le(i) for i in range(SIZE_SLOTS)]
+    assert les == sorted(les) and les[-1] == float("inf")
+    for v in [*range(1, 70_000, 7), *(2**k + d for k in range(9, 30) for d in (-1, 0, 1))]:
+        i = size_slot(v)
+        assert v <= les[i] and (i == 0 or v > les[i - 1]), v
+    for k in range(12, 22):
+        assert les[size_slot(2**k)] == 2**k and les[size_slot(2**k) - 1] == 2**k - 1
+    header = (Path(__file__).resolve().parents[2] / "bpf" / "ioaz.h").read_text()
+    assert re.search(rf"#define IOAZ_SIZE_SLOTS\s+{SIZE_SLOTS}\b", header)
+    assert re.search(rf"#define IOAZ_SIZE_MIN_LOG2\s+{SIZE_MIN_LOG2}\b", header)

@@ -6,6 +6,7 @@ import tracemalloc
 
 import pytest
 from ioaz.classify.types import WindowFeatures
+from ioaz.probe.layout import size_slot
 from ioaz.sim.devices import load_device
 from ioaz.sim.engine import Simulator, simulate
 from ioaz.sim.workloads import Phase, ProcSpec, Workload, named_workload
@@ -62,7 +63,7 @@ def test_window_features_describe_the_workload() -> None:
     # synchronous readers each always have their one request in the block layer (one at the
     # disk, three in the scheduler's queue)
     assert w.avg_depth == pytest.approx(4.0, abs=0.05)
-    assert w.size_hist == {17: w.requests}          # every request 128 KiB = 2**17 bytes
+    assert w.size_hist == {size_slot(128 << 10): w.requests}   # every request 128 KiB
     assert sum(w.latency_hist.values()) == w.requests
     assert w.observe_dict()["source"] == "sim"
 

@@ -100,7 +100,7 @@ class WindowFeatures:
     bios: int | None = None   # bios the probe saw this window (a sample when sampled)
     process_share: float = DEFAULT_PROCESS_SHARE   # the cut `processes` and `threads` used
     latency_hist: dict[int, int] = field(default_factory=dict)  # log2 ns bucket -> count
-    size_hist: dict[int, int] = field(default_factory=dict)     # log2 bytes bucket -> count
+    size_hist: dict[int, int] = field(default_factory=dict)     # probe.layout.size_slot -> count
 
     @property
     def submitters(self) -> int | None:

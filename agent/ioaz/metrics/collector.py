@@ -4,9 +4,11 @@ No global gauges: the daemon stays the one source of truth and a scrape sees one
 moment of it (everything is read under `daemon.lock`). Names follow DESIGN.md: `ioaz_*`, base
 units (seconds, bytes), counters end in `_total`, ratios 0..1, label `device`.
 
-The BPF probe keeps cumulative log2 histograms: bucket i counts values v with 2^i <= v < 2^(i+1)
-(nanoseconds or bytes). Values are whole numbers, so that is exactly v <= 2^(i+1) - 1, which is
-the `le` we export: the Prometheus histogram is exact, not an approximation of the BPF one.
+The BPF probe keeps cumulative log2 latency histograms: bucket i counts values v with
+2^i <= v < 2^(i+1) nanoseconds. Values are whole numbers, so that is exactly v <= 2^(i+1) - 1,
+which is the `le` we export: the Prometheus histogram is exact, not an approximation of the BPF
+one. Request sizes have a bucket of their own for each power of two (probe/layout.py
+size_slot), exported the same way, exactly.
 """
 from __future__ import annotations
 
@@ -25,16 +27,18 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from .. import __version__
+from ..probe.layout import size_slot, size_slot_le
 
 log = logging.getLogger("ioaz.metrics")
 
 MODES = ("auto", "pinned", "manual", "paused")
 SOURCES = ("bpf", "diskstats")
 
-# Buckets below these are folded into the first exported one: 1 us of latency and 512 bytes
-# of request size are below anything a block device does, and 48 series per device is plenty.
+# Buckets below these are folded into the first exported one: 1 us of latency and 4 KiB of
+# request size (a page) are below what matters on a block device.
 LAT_FIRST_SLOT = 9      # first le = (2^10 - 1) ns ~ 1.02 us
-SIZE_FIRST_SLOT = 8     # first le = 511 bytes
+SIZE_FIRST_SLOT = size_slot(4096) - 1    # first le = 4095 bytes
+SIZE_LAST_SLOT = size_slot(4 << 20)      # last finite le = 4 MiB: larger requests count in +Inf
 
 
 LAT_LAST_SLOT = 36      # last finite le ~ 68.7 s: slower requests only matter as "+Inf"
@@ -52,6 +56,18 @@ def log2_buckets(hist: Sequence[int], first: int, divisor: float,
     for i in range(first, last + 1):
         running += hist[i]
         out.append((repr((2 ** (i + 1) - 1) / divisor), float(running)))
+    out.append(("+Inf", float(sum(hist))))
+    return out
+
+
+def size_buckets(hist: Sequence[int]) -> list[tuple[str, float]]:
+    """Cumulative (le, count) pairs of the size histogram (probe/layout.py size_slot: a bucket
+    of its own for each power of two), from 4 KiB - 1 to 4 MiB, then +Inf."""
+    out: list[tuple[str, float]] = []
+    running = sum(hist[:SIZE_FIRST_SLOT])
+    for i in range(SIZE_FIRST_SLOT, SIZE_LAST_SLOT + 1):
+        running += hist[i]
+        out.append((repr(size_slot_le(i)), float(running)))
     out.append(("+Inf", float(sum(hist))))
     return out
 
@@ -194,7 +210,8 @@ class _DeviceFamilies:
             "issue: writeback throttling, kyber, blk-iolatency)", labels=dev)
         self.size_hist = HistogramMetricFamily(
             "ioaz_request_size_bytes", "Request size at completion since the probe started "
-            "(BPF log2 buckets; on busy disks of the requests sampled)", labels=dev)
+            "(a bucket for each power of two and one for the sizes between; on busy disks of the "
+            "requests sampled)", labels=dev)
         self.switches = CounterMetricFamily(
             "ioaz_switches", "Scheduler switches ioaz made, by what caused them (reason: "
             "matrix, model, pin or trial; `ioazctl explain DEVICE` says what each means)",
@@ -261,10 +278,14 @@ class _DeviceFamilies:
     def _histograms(self, n: str, snap: Any) -> None:
         lat = log2_buckets(snap.lat_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
         self.lat_hist.add_metric([n], lat, snap.lat_sum_ns * 1e-9)
-        if snap.svc_count:
+        # The block layer stamps start and issue from one cached clock inside a plug
+        # (blk_time_get_ns), so a request issued in the plug that allocated it (scheduler
+        # none) has a service time equal to its latency: the copy is left out.
+        if snap.svc_count and (snap.svc_hist != snap.lat_hist
+                               or snap.svc_sum_ns != snap.lat_sum_ns):
             svc = log2_buckets(snap.svc_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
             self.svc_hist.add_metric([n], svc, snap.svc_sum_ns * 1e-9)
-        size = log2_buckets(snap.size_hist, SIZE_FIRST_SLOT, 1.0)
+        size = size_buckets(snap.size_hist)
         hist_bytes = snap.hist_bytes if snap.hist_bytes is not None else sum(snap.completed_bytes)
         self.size_hist.add_metric([n], size, float(hist_bytes))
 

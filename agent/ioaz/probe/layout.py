@@ -11,6 +11,34 @@ N_DIRS = len(DIRS)
 LAT_SLOTS = 48
 SIZE_SLOTS = 32
 
+# Request sizes are mostly powers of two (4 KiB, 16 KiB, 128 KiB ...), and a log2 bucket
+# [2^k, 2^(k+1)) read back by Prometheus's histogram_quantile, which interpolates inside a
+# bucket, puts 16 KiB requests at 24 KiB. So each power of two has a slot of its own:
+#   slot 0            v <= 512 bytes
+#   slot 2(k-9) + 1   2^k < v < 2^(k+1)     (k = 9 .. 23)
+#   slot 2(k-9)       v == 2^k              (k = 10 .. 24)
+#   slot 31           v > 16 MiB
+# A power of two's bucket is then (2^k - 1, 2^k]: its quantiles read 2^k. bpf/ioaz.bpf.c's
+# size_slot() is the same rule.
+SIZE_MIN_LOG2 = 9
+
+
+def size_slot(nbytes: int) -> int:
+    """The size histogram's slot of a request of nbytes (> 0)."""
+    k = nbytes.bit_length() - 1
+    if k < SIZE_MIN_LOG2:
+        return 0
+    slot = 2 * (k - SIZE_MIN_LOG2) + (nbytes & (nbytes - 1) != 0)
+    return min(slot, SIZE_SLOTS - 1)
+
+
+def size_slot_le(slot: int) -> float:
+    """The largest size slot `slot` holds (inf for the last): the bucket's `le`."""
+    if slot >= SIZE_SLOTS - 1:
+        return float("inf")
+    k = SIZE_MIN_LOG2 + (slot + 1) // 2
+    return float(2 ** k if slot % 2 == 0 else 2 ** k - 1)
+
 # (field, number of u64) in struct ioaz_dev_stats order.
 DEV_STATS_FIELDS: tuple[tuple[str, int], ...] = (
     ("completed", N_DIRS),

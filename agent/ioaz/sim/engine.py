@@ -22,6 +22,7 @@ from itertools import repeat
 from typing import Any
 
 from ioaz.classify.types import DEFAULT_PROCESS_SHARE, WindowFeatures
+from ioaz.probe.layout import size_slot
 from ioaz.sim.device_base import Device
 from ioaz.sim.request import SECTOR, Request
 from ioaz.sim.schedulers import Scheduler, make_scheduler
@@ -276,7 +277,7 @@ class Simulator:
             w.reads += 1
             w.rbytes += nbytes
         w.lat.append(now - rq.submit)   # the probe's latency: submit to complete
-        sb = nbytes.bit_length() - 1   # log2 bytes bucket, as the probe's size histogram
+        sb = size_slot(nbytes)   # the probe's size histogram slot
         sh = w.size_hist
         sh[sb] = sh.get(sb, 0) + 1
         procs = self.procs
