@@ -6,7 +6,7 @@ from __future__ import annotations
 import configparser
 
 from ioaz.learn.grid import WorkSpec, full_grid, quick, sample
-from ioaz.learn.realcal import fio_jobfile, fio_outcome
+from ioaz.learn.realcal import fio_jobfile, fio_outcome, job_order
 
 
 def jobs(text: str) -> configparser.ConfigParser:
@@ -50,3 +50,17 @@ def test_workload_ids_are_stable_and_samples_grow_as_prefixes():
     assert [w.id for w in sample(120)] == [w.id for w in sample(240)][:120]
     assert [w.id for w in quick(5)] == [w.id for w in quick(14)][:5]
     assert sample(16)[0].id == "1p-seq-read-128k-t0-d1-g1_2"
+
+
+def test_runs_alternate_the_candidates_within_each_workload():
+    a, b = WorkSpec(1, "seq", "read", 128), WorkSpec(8, "rand", "read", 4)
+    jobs = job_order([a, b], ["bfq", "none", "vr"], range(0, 3))
+    assert [(w.id, c, r) for w, c, r in jobs[:9]] == [
+        (a.id, "bfq", 0), (a.id, "none", 0), (a.id, "vr", 0),
+        (a.id, "none", 1), (a.id, "vr", 1), (a.id, "bfq", 1),
+        (a.id, "vr", 2), (a.id, "bfq", 2), (a.id, "none", 2)]
+    assert {w.id for w, _, _ in jobs[9:]} == {b.id} and len(jobs) == 18
+    # every run exactly once; --first-rep keeps the rotation of the repetition's number
+    assert len(set((w.id, c, r) for w, c, r in jobs)) == 18
+    assert [c for _, c, _ in job_order([a], ["bfq", "none", "vr"], range(1, 2))] == \
+        ["none", "vr", "bfq"]

@@ -122,6 +122,21 @@ def candidates(name: str, sysfs: BlockSysfs) -> dict[str, tuple[str, dict[str, i
     return {seen[k][0]: real[k] for k in sorted(seen, key=lambda k: seen[k][0])}
 
 
+def job_order(works: list[WorkSpec], cands: list[str],
+              reps: range) -> list[tuple[WorkSpec, str, int]]:
+    """The runs in the order they are made: a workload's repetitions one after the other,
+    every candidate once in each, the candidates' order rotated by one from repetition to
+    repetition. A disk and a guest drift over minutes (docs/testbed.md: two runs of the same
+    configuration a median 7% apart), so each candidate is compared with the others close
+    in time and no candidate always runs first, after the workload changed."""
+    jobs: list[tuple[WorkSpec, str, int]] = []
+    for w in works:
+        for r in reps:
+            k = r % len(cands) if cands else 0
+            jobs.extend((w, cd, r) for cd in cands[k:] + cands[:k])
+    return jobs
+
+
 def recover_leftovers(act: Actuator) -> None:
     """Put back what a killed calibration left changed (the daemon's crash recovery)."""
     for r in recover(actuator=act):
@@ -276,8 +291,7 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
     if why:
         print(f"probe: {why}", file=sys.stderr)
     q = Candidates(name, act)
-    jobs = [(w, cd, r) for w in works for cd in cands
-            for r in range(args.first_rep, args.first_rep + args.reps)]
+    jobs = job_order(works, list(cands), range(args.first_rep, args.first_rep + args.reps))
     bar = Progress(len(jobs), f"calibrate {name}")
     print(f"candidates on {name}: " + ", ".join(
         f"{p}={s}" + ("[" + ",".join(f"{k}={v}" for k, v in kn.items()) + "]" if kn else "")
