@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .. import quantile
+
 U64 = 1 << 64
 
 
@@ -24,24 +26,15 @@ def delta_list(new: Sequence[int], old: Sequence[int]) -> list[int]:
 
 
 def log2_percentile(hist: Sequence[int], q: float) -> float | None:
-    """The q-quantile (0..1) of values counted in log2 buckets, interpolated within its bucket.
+    """The q-quantile (0..1) of values counted in log2 buckets, interpolated within its bucket
+    (the nearest rank of ioaz.quantile).
 
     Bucket i holds values in [2**i, 2**(i+1)) (bucket 0 also holds 0 and 1), as bpf/ioaz.bpf.c
     fills it. None when the histogram is empty.
     """
-    total = sum(hist)
-    if total <= 0:
+    found = quantile.of_counts(enumerate(hist), q)
+    if found is None:
         return None
-    rank = q * total
-    seen = 0
-    for i, n in enumerate(hist):
-        if n <= 0:
-            continue
-        if seen + n >= rank:
-            lo = 0.0 if i == 0 else float(1 << i)
-            hi = float(1 << (i + 1))
-            frac = (rank - seen) / n
-            return lo + (hi - lo) * frac
-        seen += n
-    last = max(i for i, n in enumerate(hist) if n > 0)
-    return float(1 << (last + 1))
+    i, frac = found
+    lo = 0.0 if i == 0 else float(1 << i)
+    return lo + (float(1 << (i + 1)) - lo) * frac

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from itertools import repeat
 from typing import Any
 
+from ioaz import quantile
 from ioaz.classify.types import DEFAULT_PROCESS_SHARE, WindowFeatures
 from ioaz.probe.layout import size_slot
 from ioaz.sim.device_base import Device
@@ -38,14 +39,6 @@ _log2 = math.log2
 _NS = 1e9
 
 
-def percentile(sorted_vals: list[float], q: float) -> float | None:
-    """Nearest-rank percentile of an ascending list (None when empty)."""
-    if not sorted_vals:
-        return None
-    k = max(0, min(len(sorted_vals) - 1, math.ceil(q * len(sorted_vals)) - 1))
-    return sorted_vals[k]
-
-
 class LatencyHistogram:
     """Log-spaced latency counts: a percentile to within HIST_PER_OCTAVE, constant memory."""
 
@@ -60,15 +53,10 @@ class LatencyHistogram:
         self.n += 1
 
     def percentile(self, q: float) -> float | None:
-        if not self.n:
+        found = quantile.of_counts(sorted(self.counts.items()), q)
+        if found is None:
             return None
-        rank = max(1, math.ceil(q * self.n))
-        seen = 0
-        for b in sorted(self.counts):
-            seen += self.counts[b]
-            if seen >= rank:
-                return 2 ** ((b + 0.5) / HIST_PER_OCTAVE) / 1e9  # bucket middle
-        return None
+        return 2 ** ((found[0] + 0.5) / HIST_PER_OCTAVE) / 1e9  # the bucket's middle
 
 
 class _Window:
@@ -390,7 +378,8 @@ class Simulator:
             # time over the window
             avg_depth=sum(lat) / span,
             mean_size_bytes=(w.rbytes + w.wbytes) / done if done else None,
-            p50_latency_s=percentile(lat, 0.50), p99_latency_s=percentile(lat, 0.99),
+            p50_latency_s=quantile.of_sorted(lat, 0.50),
+            p99_latency_s=quantile.of_sorted(lat, 0.99),
             merge_ratio=w.merges / w.bios if w.bios else None,
             source="sim", requests=done, latency_hist=w.lat_hist, size_hist=w.size_hist,
             process_bios=self._process_bios(w.pids))

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ioaz import quantile
+
 SECTOR = 512
 # Student's t at 0.975 for n-1 degrees of freedom (a two-sided 95% interval); beyond 30, ~normal.
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
@@ -32,15 +34,8 @@ class Measured:
 
 def bins_percentile(bins: Mapping[int, int], q: float) -> float | None:
     """The q-quantile of a histogram {value: count} (fio's json+ clat bins)."""
-    n = sum(bins.values())
-    if not n:
-        return None
-    rank, seen = q * n, 0
-    for v in sorted(bins):
-        seen += bins[v]
-        if seen >= rank:
-            return float(v)
-    return float(max(bins))
+    found = quantile.of_counts(sorted(bins.items()), q)
+    return None if found is None else float(found[0])
 
 
 def fio(text: str, stonewalled: bool = False) -> tuple[float, float | None, dict[str, float]]:
