@@ -72,7 +72,7 @@ observe: deps bpf
 	$(VENV)/bin/ioazctl observe
 
 test: deps bpf
-	$(PY) -m pytest -ra tests
+	$(PY) -m pytest -ra --durations=25 tests
 
 test-unit: venv
 	$(PY) -m pytest -ra tests/unit

@@ -1,4 +1,5 @@
-"""Session fixtures: one VM boot for the functional checks, one for the 60 s safety run.
+"""Session fixtures: one VM boot for the functional checks and the BPF probe, one for the
+60 s safety run.
 
 Each runs once per kernel (Debian 12's 6.1.0-56 and the installed 6.12 from bookworm-security):
 Debian's linux-image package booted in qemu TCG (see vmharness.py) and skip with
@@ -23,11 +24,19 @@ def _prepare(krel: str) -> None:
 
 @pytest.fixture(scope="session", params=KERNELS)
 def functional_boot(request: pytest.FixtureRequest) -> vmharness.Boot:
+    """The elevators' checks, then the BPF probe's (test_probe_vm.py): one boot for both, as
+    each boot costs a TCG kernel start."""
     krel = request.param
     _prepare(krel)
     script, files = vmscripts.functional_script(vmscripts.load_vectors())
+    probe, why = vmharness.probe_files()
+    if probe:
+        script += "\n" + vmscripts.PROBE_SCRIPT
+        files.update(probe)
+    else:
+        vmharness.PROBE_LEFT_OUT[krel] = why
     initrd = vmharness.make_initramfs("functional", script, files, krel)
-    b = vmharness.boot(initrd, timeout=240, krel=krel)
+    b = vmharness.boot(initrd, timeout=300, krel=krel)
     assert "@@BOOTED" in b.console, "the VM did not reach /init:\n" + b.console[-3000:]
     return b
 

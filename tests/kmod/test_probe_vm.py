@@ -6,31 +6,19 @@ steps as agent/ioaz/probe/, in C, as the VM has no Python), against null_blk dri
 """
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import vmharness
-import vmscripts
-
-OBJ = vmharness.REPO / "bpf" / "build" / "ioaz.bpf.o"
 
 
-@pytest.fixture(scope="module", params=vmharness.kernels())
-def probe_boot(request: pytest.FixtureRequest) -> vmharness.Boot:
-    krel = request.param
-    try:
-        vmharness.check_prerequisites(krel)
-        vmharness.kernel_tree(krel)
-        loader = vmharness.build_probeload()
-    except vmharness.Unavailable as e:
-        pytest.skip(f"probe VM test on {krel} cannot run here: {e}")
-    if not OBJ.exists():
-        pytest.fail(f"{OBJ} is missing: `make bpf` builds it before the tests")
-    files = {"bin/probeload": Path(loader).read_bytes(), "ioaz.bpf.o": OBJ.read_bytes()}
-    initrd = vmharness.make_initramfs("probe", vmscripts.PROBE_SCRIPT, files, krel)
-    b = vmharness.boot(initrd, timeout=240, krel=krel)
-    assert "@@BOOTED" in b.console, "the VM did not reach /init:\n" + b.console[-3000:]
-    return b
+@pytest.fixture
+def probe_boot(functional_boot: vmharness.Boot) -> vmharness.Boot:
+    """The kernel's functional boot (conftest.py), which ran the probe after the elevators."""
+    why = vmharness.PROBE_LEFT_OUT.get(functional_boot.krel)
+    if why and "missing" in why:
+        pytest.fail(why)
+    if why:
+        pytest.skip(f"probe VM test on {functional_boot.krel} cannot run here: {why}")
+    return functional_boot
 
 
 def device_line(b: vmharness.Boot, section: str) -> dict[str, int]:
