@@ -49,7 +49,7 @@ class RunningIoazd:
     """ioazd on loop devices (the first is `dev`), its socket in a directory every user can
     traverse."""
 
-    def __init__(self, devs: list[str], matrix_dir: Path):
+    def __init__(self, devs: list[str], matrix_dir: Path, metrics_detail: str = "basic"):
         self.dev = devs[0]
         # /tmp/pytest-of-root is 0700: the unprivileged-user test needs a reachable socket.
         self.dir = Path(tempfile.mkdtemp(prefix="ioaz-ctl-"))
@@ -62,7 +62,7 @@ class RunningIoazd:
             "devices": {"include": devs, "exclude": []},
             "thresholds": str(REPO / "decision_matrices" / "thresholds.yaml"),
             "state_dir": str(self.dir / "state"), "socket": str(self.socket),
-            "metrics": {"listen": "127.0.0.1:0"},
+            "metrics": {"listen": "127.0.0.1:0", "detail": metrics_detail},
             "decide": {"goal": "mean", "matrix_dir": str(matrix_dir),
                        "hysteresis_windows": 2, "min_dwell_s": 2, "cooldown_s": 1}}))
         self.log = open(self.dir / "ioazd.log", "w+")  # noqa: SIM115 (closed in stop())
@@ -106,14 +106,15 @@ class RunningIoazd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_ioazd(make_loop, tmp_path: Path, *more: str) -> RunningIoazd:
+def start_ioazd(make_loop, tmp_path: Path, *more: str,
+                metrics_detail: str = "basic") -> RunningIoazd:
     need_root()
     need_tool("fio")
     dev = make_loop(SIZE_MB)
     Path(f"/sys/block/{dev}/queue/rotational").write_text("1")
     matrices = tmp_path / "matrices"
     shutil.copytree(REPO / "decision_matrices", matrices)
-    return RunningIoazd([dev, *more], matrices)
+    return RunningIoazd([dev, *more], matrices, metrics_detail)
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import REPO, fio_args, need_tool
 from test_ctl_daemon import active, fio_bg, start_ioazd, wait_for
 
@@ -126,7 +127,7 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
     ioazd = None
     prom = None
     try:
-        ioazd = start_ioazd(make_loop, tmp_path, disk.dev)
+        ioazd = start_ioazd(make_loop, tmp_path, disk.dev, metrics_detail="full")
         dev = ioazd.dev
         target = ioazd.metrics_url.split("/")[2]
         prom = Prometheus(tmp_path, target)
@@ -215,6 +216,23 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
         dash = json.loads((DEPLOY / "grafana" / "ioaz-dashboard.json").read_text())
         used = set(re.findall(r"ioaz_[a-z0-9_]+", json.dumps(dash)))
         assert used and used <= exported, f"not exported: {sorted(used - exported)}"
+
+        # The default detail, after a reload: promtool still content, the latency histogram
+        # a factor of 4 apart, no size histogram, and the disk's series few.
+        cfg = yaml.safe_load(ioazd.config.read_text())
+        cfg["metrics"]["detail"] = "basic"
+        ioazd.config.write_text(yaml.safe_dump(cfg))
+        r = ioazd.ctl("reload")
+        assert r.returncode == 0, r.stderr
+        text = urllib.request.urlopen(ioazd.metrics_url, timeout=5).read()
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True)
+        assert lint.returncode == 0, (lint.stdout + lint.stderr).decode()
+        mine = [ln for ln in text.decode().splitlines()
+                if ln.startswith("ioaz_") and f'device="{dev}"' in ln]
+        les = [ln for ln in mine if ln.startswith("ioaz_request_latency_seconds_bucket")]
+        print(f"basic: {len(mine)} series for {dev} after its switch")
+        assert len(les) == 11 and not any(ln.startswith("ioaz_request_size") for ln in mine)
+        assert len(mine) <= 45, "\n".join(mine)
     finally:
         if prom:
             prom.stop()

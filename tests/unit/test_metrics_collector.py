@@ -70,7 +70,7 @@ def fake_daemon(*records: DeviceRecord, **over) -> SimpleNamespace:
         lock=threading.RLock(), devices={r.name: r for r in records},
         source=SimpleNamespace(name="bpf"), fallback_reason=None, collector_up=True,
         last_window_s=0.0031, window_cpu_s=0.25, windows=42,
-        config=SimpleNamespace(window_s=1.0, dry_run=False),
+        config=SimpleNamespace(window_s=1.0, dry_run=False, metrics_detail="full"),
         wall=lambda: NOW, state_set_aside=0)
     for k, v in over.items():
         setattr(d, k, v)
@@ -347,3 +347,56 @@ def test_every_family_is_documented_for_the_operator():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "metrics.md").read_text()
     missing = [n for n in exported_names() if f"`{n}" not in doc]
     assert missing == [], f"not in docs/metrics.md: {missing}"
+
+
+def per_device(samples, dev: str = "sdz") -> dict[str, int]:
+    out: dict[str, int] = {}
+    for (name, labels) in samples:
+        if ("device", dev) in labels:
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def test_basic_detail_keeps_a_disk_near_thirty_series_and_reads_as_full_does():
+    rec = record()
+    full = scrape(fake_daemon(rec))
+    basic = scrape(fake_daemon(rec, config=SimpleNamespace(window_s=1.0, dry_run=False,
+                                                           metrics_detail="basic")))
+    nb, nf = per_device(basic), per_device(full)
+    print(f"series per device: basic {sum(nb.values())}, full {sum(nf.values())}")
+    # this record has switched (2 switch series, 8 of the stall histogram): without a switch
+    # basic is 10 fewer
+    assert sum(nb.values()) - 10 <= 32 < sum(nf.values())
+    # the latency histogram: 16 us .. 4.3 s a factor of 4 apart, each bucket's count the
+    # full histogram's at that bound
+    les = sorted((dict(lb)["le"], v) for (n, lb), v in basic.items()
+                 if n == "ioaz_request_latency_seconds_bucket")
+    assert len(les) == 11
+    for le, v in les:
+        assert v == full[("ioaz_request_latency_seconds_bucket",
+                          (("device", "sdz"), ("le", le)))]
+    finite = sorted(float(le) for le, _ in les if le != "+Inf")
+    assert finite[0] == pytest.approx(16.383e-6) and finite[-1] == pytest.approx(4.294967295)
+    steps = [b / a for a, b in zip(finite, finite[1:], strict=False)]
+    assert steps == pytest.approx([4] * len(steps), rel=1e-3)
+    assert val(basic, "ioaz_request_latency_seconds_sum", device="sdz") == \
+        val(full, "ioaz_request_latency_seconds_sum", device="sdz")
+    # no size histogram (the window's mean size stays); the sets keep the member in force
+    assert "ioaz_request_size_bytes_bucket" not in nb and nb["ioaz_window_request_size_bytes"]
+    assert nb["ioaz_device_scheduler"] == 1 and nb["ioaz_device_state"] == 1
+    assert val(basic, "ioaz_device_scheduler", device="sdz", scheduler="bfq") == 1
+    assert nf["ioaz_device_scheduler"] == 3 and nf["ioaz_device_state"] == 4
+
+
+def test_detail_is_basic_by_default_and_a_bad_one_is_refused_at_its_line(tmp_path):
+    from ioaz.daemon.config import ConfigError, load_config
+    f = tmp_path / "ioaz.yaml"
+    f.write_text("window_s: 1\nmetrics:\n  listen: null\n")
+    assert load_config(f).metrics_detail == "basic"
+    f.write_text("window_s: 1\nmetrics:\n  listen: null\n  detail: full\n")
+    assert load_config(f).metrics_detail == "full"
+    f.write_text("window_s: 1\nmetrics:\n  listen: null\n  detail: most\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(f)
+    assert str(e.value).startswith(
+        f"{f}:4: metrics.detail: expected basic or full, got string 'most'")

@@ -13,7 +13,8 @@ Top level:
     thresholds: PATH               class thresholds (default decision_matrices/thresholds.yaml)
     state_dir: /run/ioaz           originals of changed devices, for restore after a crash
     socket: /run/ioaz/ioaz.sock    ioazctl's socket
-    metrics: {listen: "127.0.0.1:19647"}
+    metrics: {listen: "127.0.0.1:19647", detail: basic}
+                                   basic: about 30 series a disk; full: fine buckets, sizes
     history: 500                   decisions kept for `ioazctl history`
     decide: {...}                  see decision_matrices/README.md
     classifier:                    optional; without it the matrices decide
@@ -40,6 +41,8 @@ INSTALLED_CONFIG = Path("/etc/ioaz/ioaz.yaml")
 # From a checkout (make run) the checkout's own file; installed (make install, the .deb) there is
 # no deploy/ beside the code and ioazd reads /etc/ioaz/ioaz.yaml.
 DEFAULT_CONFIG = CHECKOUT_CONFIG if CHECKOUT_CONFIG.exists() else INSTALLED_CONFIG
+# What the metrics endpoint exports of each disk (metrics/collector.py says which series)
+METRICS_DETAILS = ("basic", "full")
 # The file's top-level keys (the decide section's are in decision_matrices/schema.yaml).
 SETTINGS = ("window_s", "dry_run", "probe", "probe_sample", "devices", "raid", "thresholds",
             "state_dir", "socket", "metrics", "history", "decide", "classifier")
@@ -59,6 +62,7 @@ class DaemonConfig:
     state_dir: Path = Path("/run/ioaz")
     socket: Path = Path("/run/ioaz/ioaz.sock")
     metrics_listen: str | None = "127.0.0.1:19647"
+    metrics_detail: str = "basic"         # basic | full (metrics/collector.py: DETAILS)
     history: int = 500
     thresholds: Thresholds = field(default_factory=Thresholds)
     decide_context: DecideContext | None = None
@@ -177,15 +181,21 @@ def load_config(path: os.PathLike | str | None = None,
     if "metrics" in data:
         m = data["metrics"]
         listen = m.get("listen") if isinstance(m, dict) else None
-        if not isinstance(m, dict) or set(m) - {"listen"}:
-            issues.append(doc.issue(("metrics",), f"metrics: expected {{listen: HOST:PORT}} "
-                                    f"or {{listen: null}}, got {describe(m)}"))
+        detail = m.get("detail", "basic") if isinstance(m, dict) else None
+        if not isinstance(m, dict) or set(m) - {"listen", "detail"}:
+            issues.append(doc.issue(("metrics",), "metrics: expected {listen: HOST:PORT, "
+                                    "detail: basic|full} or {listen: null}, got "
+                                    f"{describe(m)}"))
         elif listen is not None and (not isinstance(listen, str) or ":" not in listen
                                      or not listen.rsplit(":", 1)[1].isdigit()):
             issues.append(doc.issue(("metrics", "listen"), f"metrics.listen: expected "
                                     f"HOST:PORT, got {describe(listen)}"))
+        elif detail not in METRICS_DETAILS:
+            issues.append(doc.issue(("metrics", "detail"), "metrics.detail: expected "
+                                    f"{' or '.join(METRICS_DETAILS)}, got {describe(detail)}"))
         else:
             cfg.metrics_listen = listen
+            cfg.metrics_detail = detail
     try:
         decide_cfg = config_from_doc(doc) if "decide" in data else config_from_doc(
             _empty_doc(doc))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import platform
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import accumulate
 from typing import Any
 
 from prometheus_client.core import (
@@ -43,6 +44,15 @@ SIZE_LAST_SLOT = size_slot(4 << 20)      # last finite le = 4 MiB: larger reques
 
 LAT_LAST_SLOT = 36      # last finite le ~ 68.7 s: slower requests only matter as "+Inf"
 
+# metrics.detail: basic (the default) keeps a fleet's series few, about 30 a disk: latency in
+# buckets a factor of 4 apart from 16 us to 4.3 s (a disk's 0.1-20 ms falls in 4 of them;
+# the window's p50 and p99 gauges keep the exact figures), no request-size or service-time
+# histogram (the window's mean size stays), and of the scheduler and state sets only the
+# member in force (every query and rule asks `== 1`). full: every log2 bucket from 1 us to
+# 69 s, sizes by each power of two, service times where they differ from latency, and the
+# sets with their zeros.
+LAT_BASIC_SLOTS = tuple(range(13, 32, 2))   # le = 2^14 - 1 ns (16 us) .. 2^32 - 1 ns (4.3 s)
+
 
 def log2_buckets(hist: Sequence[int], first: int, divisor: float,
                  last: int | None = None) -> list[tuple[str, float]]:
@@ -50,13 +60,18 @@ def log2_buckets(hist: Sequence[int], first: int, divisor: float,
 
     `divisor` turns the slot's unit into the exported base unit (1e9 for ns -> s).
     """
-    out: list[tuple[str, float]] = []
     last = len(hist) - 2 if last is None else min(last, len(hist) - 2)
-    running = sum(hist[:first])
-    for i in range(first, last + 1):
-        running += hist[i]
-        out.append((repr((2 ** (i + 1) - 1) / divisor), float(running)))
-    out.append(("+Inf", float(sum(hist))))
+    return log2_cumulative(hist, range(first, last + 1), divisor)
+
+
+def log2_cumulative(hist: Sequence[int], slots: Iterable[int],
+                    divisor: float) -> list[tuple[str, float]]:
+    """Cumulative (le, count) pairs at the upper bounds of the given slots (ascending), then
+    +Inf: a coarser histogram read off the probe's log2 one."""
+    running = list(accumulate(hist))
+    out = [(repr((2 ** (i + 1) - 1) / divisor), float(running[i]))
+           for i in slots if i < len(hist) - 1]
+    out.append(("+Inf", float(running[-1] if running else 0)))
     return out
 
 
@@ -90,7 +105,8 @@ class IoazCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         d = self.daemon
         with d.lock:
-            families = self._agent(d) + self._devices(d)
+            full = d.config.metrics_detail == "full"   # read each scrape: a reload changes it
+            families = self._agent(d) + self._devices(d, full)
         yield from families
 
     # -- the agent ----------------------------------------------------------------------
@@ -142,8 +158,8 @@ class IoazCollector(Collector):
 
     # -- per device -----------------------------------------------------------------------
 
-    def _devices(self, d: Any) -> list[Metric]:
-        f = _DeviceFamilies()
+    def _devices(self, d: Any, full: bool) -> list[Metric]:
+        f = _DeviceFamilies(full)
         for name in sorted(d.devices):
             try:
                 f.add(d.devices[name])
@@ -153,7 +169,8 @@ class IoazCollector(Collector):
 
 
 class _DeviceFamilies:
-    def __init__(self) -> None:
+    def __init__(self, full: bool = True) -> None:
+        self.full = full
         dev = ["device"]
         self.scheduler = GaugeMetricFamily(
             "ioaz_device_scheduler", "The kernel scheduler of the device: 1 for the active "
@@ -233,11 +250,13 @@ class _DeviceFamilies:
         n = rec.name
         active = rec.scheduler
         for s in sorted(set(rec.available) | ({active} if active else set())):
-            self.scheduler.add_metric([n, s], 1.0 if s == active else 0.0)
+            if self.full or s == active:
+                self.scheduler.add_metric([n, s], 1.0 if s == active else 0.0)
         st = rec.state
         mode = getattr(st.mode, "value", str(st.mode))
         for m in MODES:
-            self.state.add_metric([n, m], 1.0 if m == mode else 0.0)
+            if self.full or m == mode:
+                self.state.add_metric([n, m], 1.0 if m == mode else 0.0)
         goal = (rec.decision.goal if rec.decision else None) or st.goal or ""
         self.policy.add_metric([n, st.policy or "", goal], {})
         f = rec.features
@@ -276,6 +295,10 @@ class _DeviceFamilies:
             self.kept.add_metric([n], 1.0 if c.kept else 0.0)
 
     def _histograms(self, n: str, snap: Any) -> None:
+        if not self.full:
+            lat = log2_cumulative(snap.lat_hist, LAT_BASIC_SLOTS, 1e9)
+            self.lat_hist.add_metric([n], lat, snap.lat_sum_ns * 1e-9)
+            return
         lat = log2_buckets(snap.lat_hist, LAT_FIRST_SLOT, 1e9, LAT_LAST_SLOT)
         self.lat_hist.add_metric([n], lat, snap.lat_sum_ns * 1e-9)
         # The block layer stamps start and issue from one cached clock inside a plug
