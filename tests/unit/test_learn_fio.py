@@ -15,14 +15,28 @@ def jobs(text: str) -> configparser.ConfigParser:
     return c
 
 
-def test_one_fio_job_per_process_each_on_its_own_slice():
-    w = WorkSpec(4, "rand", "mixed", 64, think_ms=3.0)
-    c = jobs(fio_jobfile(w, "/dev/loop9", 1 << 30, 2.0))
+def test_one_fio_job_per_process_each_on_its_own_file_where_the_workload_puts_it():
+    mib = 1 << 20
+    w = WorkSpec(4, "rand", "mixed", 64, think_ms=3.0, gap_gb=1.2)
+    c = jobs(fio_jobfile(w, "/dev/sdb", 500 * 10**9, 2.0))
     g = c["global"]
     assert (g["rw"], g["bs"], g["rwmixread"], g["ioengine"]) == ("randrw", "64k", "70", "psync")
-    assert g["thinktime"] == "3000" and g["direct"] == "1" and g["filename"] == "/dev/loop9"
-    assert [c[f"p{i}"]["offset"] for i in range(4)] == [str(i * (256 << 20)) for i in range(4)]
-    assert int(g["size"]) == 256 << 20
+    assert g["thinktime"] == "3000" and g["direct"] == "1" and g["filename"] == "/dev/sdb"
+    # 1 GB files from 1 GB on, 1.2 GB apart (the simulator's layout of the same workload),
+    # on MiB boundaries
+    assert int(g["size"]) == 10**9 // mib * mib
+    offsets = [int(c[f"p{i}"]["offset"]) for i in range(4)]
+    assert offsets == [int((1 + 1.2 * i) * 10**9) // mib * mib for i in range(4)]
+    # far apart: the files past the end move back to end with the device, whole
+    far = jobs(fio_jobfile(WorkSpec(16, "seq", "read", 128, gap_gb=40), "/dev/sdb",
+                           500 * 10**9, 2.0))
+    offs = [int(far[f"p{i}"]["offset"]) for i in range(16)]
+    assert offs[12] == int(481 * 10**9) // mib * mib
+    assert offs[13:] == [(500 * 10**9 - int(far["global"]["size"])) // mib * mib] * 3
+    # a device smaller than one file: every process on the whole of it
+    small = jobs(fio_jobfile(w, "/dev/loop9", 1 << 30, 2.0))
+    assert int(small["global"]["size"]) == 10**9 // mib * mib
+    assert {small[f"p{i}"]["offset"] for i in range(4)} == {str((1 << 30) - 10**9 // mib * mib)}
     a = jobs(fio_jobfile(WorkSpec(1, "seq", "write", 128, depth=8), "/dev/x", 1 << 30, 1))
     assert (a["global"]["rw"], a["global"]["ioengine"], a["global"]["iodepth"]) == \
         ("write", "libaio", "8")
@@ -64,3 +78,20 @@ def test_runs_alternate_the_candidates_within_each_workload():
     assert len(set((w.id, c, r) for w, c, r in jobs)) == 18
     assert [c for _, c, _ in job_order([a], ["bfq", "none", "vr"], range(1, 2))] == \
         ["none", "vr", "bfq"]
+
+
+def test_the_simulator_lays_out_the_same_files():
+    from types import SimpleNamespace
+
+    from ioaz.learn.simcal import sim_workload
+    from ioaz.sim.workloads import GB, make_process
+    w = WorkSpec(16, "seq", "read", 128, gap_gb=40)
+    cap = 500 * GB
+    sim = SimpleNamespace(device=SimpleNamespace(capacity_sectors=cap))
+    procs = [make_process(i, spec, sim, 1) for i, spec in
+             enumerate(sim_workload(w, 1.0).phases[0].procs)]
+    assert [p.lo for p in procs[:13]] == [int(w.file_gb(i) * GB) for i in range(13)]
+    # past the end: moved back whole, a 1 GB file as the others (it was one request wide)
+    assert all(p.lo == cap - GB for p in procs[13:])
+    # each file whole, to a whole request (128 KiB: 256 sectors)
+    assert all(GB - 256 < p.hi - p.lo <= GB for p in procs)

@@ -11,6 +11,8 @@ import random
 from dataclasses import dataclass
 
 NPROCS = (1, 2, 4, 8, 16)
+FIRST_GB = 1.0        # where the first process's file starts on the disk (decimal GB)
+FILE_GB = 1.0         # each process's file
 PATTERNS = ("seq", "rand")
 OPS = ("read", "write", "mixed")
 
@@ -26,6 +28,12 @@ class WorkSpec:
     think_ms: float = 0.0
     depth: int = 1        # 1: synchronous (one request at a time); >1: async, that many in flight
     gap_gb: float = 1.2   # distance between the processes' files (1 GB files)
+
+    def file_gb(self, i: int) -> float:
+        """Where process i's file starts, in GB: FIRST_GB, then gap_gb further for each
+        process. A file past the disk's end is put back inside it by whoever lays it out
+        (the simulator's device, or the real calibration's job file)."""
+        return FIRST_GB + self.gap_gb * i
 
     @property
     def id(self) -> str:

@@ -32,7 +32,7 @@ from ..observe import Observer
 from ..sysblock import BlockSysfs
 from . import curve
 from .dataset import DatasetWriter, Row
-from .grid import WorkSpec
+from .grid import FILE_GB, WorkSpec
 from .progress import Progress
 from .simcal import summarize_windows
 
@@ -180,9 +180,11 @@ class Candidates:
 
 
 def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
-    """One fio job per process, each on its own slice of the device, O_DIRECT."""
-    region = size_bytes // w.nproc
-    region -= region % (1 << 20)
+    """One fio job per process, O_DIRECT, each on its own 1 GB file where the workload puts
+    it (WorkSpec.file_gb: gap_gb apart), as the simulator lays the same workload out; a file
+    past the device's end is moved back to end with it."""
+    mib = 1 << 20
+    region = min(int(FILE_GB * 1e9), size_bytes) // mib * mib
     rw = {("seq", "read"): "read", ("seq", "write"): "write", ("seq", "mixed"): "rw",
           ("rand", "read"): "randread", ("rand", "write"): "randwrite",
           ("rand", "mixed"): "randrw"}[(w.pattern, w.op)]
@@ -197,8 +199,9 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
         lines.append("ioengine=psync")
     if w.think_ms:
         lines.append(f"thinktime={int(w.think_ms * 1000)}")
+    last = (size_bytes - region) // mib * mib
     for i in range(w.nproc):
-        lines += [f"[p{i}]", f"offset={i * region}"]
+        lines += [f"[p{i}]", f"offset={min(int(w.file_gb(i) * 1e9) // mib * mib, last)}"]
     return "\n".join(lines) + "\n"
 
 

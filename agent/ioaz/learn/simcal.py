@@ -12,7 +12,7 @@ from ..sim.devices import Device, load_device
 from ..sim.engine import simulate
 from ..sim.workloads import Phase, ProcSpec, Workload
 from .dataset import CLASS_FEATURES, FEATURES, Row
-from .grid import WorkSpec
+from .grid import FILE_GB, WorkSpec
 
 # Every policy of decision_matrices/policies.yaml the simulator implements, and its scheduler
 # there (the papers' fcfs was 2.6's noop, as today's none is). Carroll's strict fifo is left out:
@@ -27,7 +27,7 @@ SIM_CANDIDATES: dict[str, str] = {
 def sim_workload(w: WorkSpec, seconds: float) -> Workload:
     procs = [ProcSpec(name=f"{w.id}-{i}", op=w.op, read_fraction=0.7, pattern=w.pattern,
                       size_kb=w.size_kb, sync=w.depth == 1, depth=w.depth, think_ms=w.think_ms,
-                      region_gb=1.0 + w.gap_gb * i, span_gb=1.0)
+                      region_gb=w.file_gb(i), span_gb=FILE_GB)
              for i in range(w.nproc)]
     return Workload(w.id, [Phase(seconds, procs, name=w.id)])
 

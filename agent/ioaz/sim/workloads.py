@@ -124,8 +124,10 @@ class Process(SimProcess):
         self.rng = random.Random(seed * 1000003 + pid)
         self.nsec = max(1, int(spec.size_kb * KIB))
         cap = sim.device.capacity_sectors
-        self.lo = min(int(spec.region_gb * GB), max(0, cap - self.nsec))
-        self.hi = min(cap, self.lo + max(self.nsec, int(spec.span_gb * GB)))
+        span = max(self.nsec, int(spec.span_gb * GB))
+        # a file past the device's end is moved back to end with it, whole
+        self.lo = min(int(spec.region_gb * GB), max(0, cap - span))
+        self.hi = min(cap, self.lo + span)
         self.hi -= (self.hi - self.lo) % self.nsec
         self.pos = self.hi - self.nsec if spec.backward else self.lo
         self.issued = 0
