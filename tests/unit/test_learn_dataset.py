@@ -3,6 +3,8 @@ resumes without redoing or duplicating runs; derive names each cell's winner wit
 and runs, and says when there is no clear winner; the files pass ioaz's own validator."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from ioaz.classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ioaz.decide import load_matrix, validate_file
@@ -48,15 +50,34 @@ def test_a_csv_that_is_not_a_dataset_is_refused(tmp_path):
         read_rows(p)
 
 
-def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
-    t = load_thresholds(DEFAULT_THRESHOLDS)
+def clear_and_tied_rows(cfq: float, deadline: float) -> list[Row]:
+    """4 random readers: cfq clearly best on both workloads; 1 sequential reader: all within
+    a hair of each other (fcfs 50.1 MB/s, cfq and deadline as given)."""
     rows = []
-    # 4 random readers: cfq clearly best on both workloads
     for w in ("r1", "r2"):
         rows += [row(w, "cfq", 10.0), row(w, "deadline", 8.0), row(w, "fcfs", 5.0)]
-    # 1 sequential reader: all within a hair of each other
-    rows += [row("s1", "cfq", 50.0, procs=1, seq=0.99), row("s1", "deadline", 50.2, procs=1,
-             seq=0.99), row("s1", "fcfs", 50.1, procs=1, seq=0.99)]
+    rows += [row("s1", "cfq", cfq, procs=1, seq=0.99),
+             row("s1", "deadline", deadline, procs=1, seq=0.99),
+             row("s1", "fcfs", 50.1, procs=1, seq=0.99)]
+    return rows
+
+
+def written(tmp_path: Path, rows: list[Row], table: dict) -> Path:
+    """The matrix file of a table derived from rows (and their dataset), checked valid."""
+    src = tmp_path / "cal.csv"
+    with DatasetWriter(src) as w:
+        for r in rows:
+            w.write(r)
+    path = tmp_path / "testdisk-mean.yaml"
+    write_matrix(path, matrix_doc("testdisk-mean", "mean", table, src, len(rows), 0.02,
+                                  IOAZ_AXES))
+    assert validate_file(path) == []
+    return path
+
+
+def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = clear_and_tied_rows(cfq=50.0, deadline=50.2)
     table = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES)
     c = table["4/random/read"]
     assert (c.policy, c.clear, c.workloads, c.runs) == ("cfq", True, 2, 6)
@@ -68,15 +89,7 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     empty = table["16+/random/write"]
     assert empty.empty and "no calibration workload" in empty.note()
 
-    src = tmp_path / "cal.csv"
-    with DatasetWriter(src) as w:
-        for r in rows:
-            w.write(r)
-    path = tmp_path / "testdisk-mean.yaml"
-    write_matrix(path, matrix_doc("testdisk-mean", "mean", table, src, len(rows), 0.02,
-                                  IOAZ_AXES))
-    assert validate_file(path) == []
-    m = load_matrix(path)
+    m = load_matrix(written(tmp_path, rows, table))
     cell = m.tables["mean"]["4/random/read"]
     assert cell.policy == "cfq" and cell.source.kind == "measured"
     # the runner-up and the lead over it, for the trials (decide/trial.py)
@@ -84,6 +97,24 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     assert m.tables["mean"]["1/sequential/read"].source.kind == "judgement"
     # a cell no workload fell in has no measured runner-up
     assert m.tables["mean"]["16+/random/write"].runner_up is None
+
+
+def test_a_stand_in_takes_the_cells_without_a_clear_winner(tmp_path):
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = clear_and_tied_rows(cfq=50.3, deadline=50.0)
+    table = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES, stand_in="deadline")
+    # a clear winner keeps its cell
+    assert (table["4/random/read"].policy, table["4/random/read"].clear) == ("cfq", True)
+    # a tie, and a class without workloads, name the stand-in and say what the data leaned to
+    s = table["1/sequential/read"]
+    assert (s.policy, s.stood_in_for, s.clear) == ("deadline", "cfq", False)
+    assert s.note().startswith("no clear winner: deadline stands in") and "cfq was ahead" in \
+        s.note()
+    e = table["16+/random/write"]
+    assert e.policy == "deadline" and e.empty and "stands in" in e.note()
+    cell = load_matrix(written(tmp_path, rows, table)).tables["mean"]["1/sequential/read"]
+    # judgement, and no runner-up to try: nothing measured says the leaning is real
+    assert (cell.policy, cell.source.kind, cell.runner_up) == ("deadline", "judgement", None)
 
 
 def test_the_closed_loop_settles_or_pays_for_its_cycle():

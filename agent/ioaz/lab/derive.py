@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from ..classify.classes import DEFAULT_THRESHOLDS, ThresholdsError, load_thresholds
-from ..decide import validate_file
+from ..decide import load_policies, validate_file
 from ..decide.matrix import GOALS
 from ..learn.dataset import DatasetError, read_rows
 from ..learn.derive import AXES, IOAZ_AXES, derive_table, matrix_doc, table_device, write_matrix
@@ -37,6 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-margin", type=float, default=0.02,
                    help="a winner needs this many share points over the runner-up (0.02 = 2)")
     p.add_argument("--thresholds", help="class thresholds YAML (default: ioaz's)")
+    p.add_argument("--unclear-policy", metavar="POLICY",
+                   help="what a cell without a clear winner names (e.g. deadline, the kernel's "
+                        "default for disks: ioazd then leaves such a disk alone); default: the "
+                        "policy its data leaned to")
     p.add_argument("--ioaz-axes", action="store_true",
                    help="cells by IOAZ's processes/pattern/mode only, without the depth axis")
 
@@ -52,6 +56,11 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"ioaz-lab derive: {ds}: no runs", file=sys.stderr)
         return 2
+    if args.unclear_policy and args.unclear_policy not in load_policies().policies():
+        print(f"ioaz-lab derive: --unclear-policy {args.unclear_policy!r}: not a policy of "
+              f"policies.yaml (expected one of {', '.join(load_policies().policies())})",
+              file=sys.stderr)
+        return 2
     name = (args.name or table_device(ds)).lower()
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -59,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     axes = IOAZ_AXES if args.ioaz_axes else AXES
     for goal in args.goal or GOALS:
         _say_noise(rows, goal, args.min_margin)
-        table = derive_table(rows, goal, t, args.min_margin, axes)
+        table = derive_table(rows, goal, t, args.min_margin, axes, args.unclear_policy)
         doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes)
         path = out_dir / f"{name}-{goal}.yaml"
         write_matrix(path, doc)

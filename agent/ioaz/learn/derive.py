@@ -23,7 +23,7 @@ from __future__ import annotations
 import collections
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -48,18 +48,28 @@ class CellResult:
     runs: int
     empty: bool = False
     fallback_from: str | None = None   # an empty cell's policy came from this coarser cell
+    stood_in_for: str | None = None    # the policy the data leaned to, replaced by a stand-in
 
     def note(self) -> str:
+        if self.stood_in_for is not None:
+            if self.empty:
+                return (f"no calibration workload fell in this class: {self.policy} stands in, "
+                        f"as asked for such cells (the nearest data leaned to "
+                        f"{self.stood_in_for})")
+            return (f"no clear winner: {self.policy} stands in, as asked for such cells "
+                    f"({self.stood_in_for} was ahead {self._lead()})")
         if self.empty and self.fallback_from:
             return (f"no calibration workload fell in this class: the policy best over the "
                     f"{self.workloads} workloads of {self.fallback_from}")
         if self.empty:
             return ("no calibration workload fell in this class: the policy best over all "
                     "workloads of this goal")
+        return ("won " if self.clear else "no clear winner: ahead ") + self._lead()
+
+    def _lead(self) -> str:
         assert self.margin is not None and self.share is not None
         runner = f" over {self.runner_up}" if self.runner_up else ""
-        head = "won" if self.clear else "no clear winner: ahead"
-        return (f"{head} by {100 * self.margin:.1f} points{runner}; {100 * self.share:.1f}% "
+        return (f"by {100 * self.margin:.1f} points{runner}; {100 * self.share:.1f}% "
                 f"of the per-workload best on average; {self.workloads} workloads, "
                 f"{self.runs} runs")
 
@@ -99,7 +109,12 @@ def shares(per: dict[str, Outcome], goal: str) -> dict[str, float]:
 
 
 def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 0.02,
-                 axes: tuple[str, ...] = AXES) -> dict[str, CellResult]:
+                 axes: tuple[str, ...] = AXES,
+                 stand_in: str | None = None) -> dict[str, CellResult]:
+    """The matrix's cells. With `stand_in`, a cell without a clear winner (or without any
+    workload) names that policy instead of the one its data leaned to: ioazd then leaves a
+    disk alone where the calibration could not tell the candidates apart (with the kernel's
+    default as the stand-in), rather than pay a switch for noise."""
     outs = outcomes(rows)
     classes = workload_classes(rows, t, axes)
     by_cell: dict[str, list[str]] = collections.defaultdict(list)
@@ -121,6 +136,10 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         runs = sum(len(o.rows) for w in ws for o in outs[w].values())
         table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
                                 policy_of.get(runner) if runner else None, len(ws), runs)
+    if stand_in is not None:
+        for key, c in table.items():
+            if not c.clear and c.policy != stand_in:
+                table[key] = replace(c, policy=stand_in, stood_in_for=c.policy)
     return table
 
 
@@ -172,7 +191,8 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
         if not c.clear:
             cell["source"] = "unclear"
         # a runner-up that is another realisation of the same policy is no alternative
-        if c.runner_up and c.runner_up != c.policy and not c.empty and c.margin is not None:
+        if (c.runner_up and c.runner_up != c.policy and not c.empty and c.margin is not None
+                and c.stood_in_for is None):
             cell["runner_up"] = {"policy": c.runner_up,
                                  "margin_points": round(100 * c.margin, 1)}
         cells[key] = cell
