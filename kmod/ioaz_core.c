@@ -80,11 +80,6 @@ bool ioaz_gate_done(struct request_queue *q, struct ioaz_gate *g,
 	return true;
 }
 
-ssize_t ioaz_show_u64(char *page, u64 v)
-{
-	return sysfs_emit(page, "%llu\n", v);
-}
-
 /* Bad input or a value out of [min, max]: -EINVAL, the caller keeps the old value. */
 int ioaz_parse_uint(const char *page, unsigned int min, unsigned int max,
 		    unsigned int *out)

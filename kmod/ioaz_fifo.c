@@ -151,31 +151,23 @@ static void fifo_requeue_request(struct request *rq)
 	fifo_finish_request(rq);
 }
 
-#define FIFO_STAT_SHOW(name)						\
-static ssize_t fifo_##name##_show(struct elevator_queue *e, char *page)	\
-{									\
-	struct fifo_data *fd = e->elevator_data;			\
-									\
-	return ioaz_show_u64(page, READ_ONCE(fd->stats.name));		\
-}
-FIFO_STAT_SHOW(inserted)
-FIFO_STAT_SHOW(dispatched)
-FIFO_STAT_SHOW(merged)
+/* fifo has nothing to tune: no queue/iosched/, its counters in debugfs */
+#ifdef CONFIG_BLK_DEBUG_FS
+#define FIFO_DATA(q) ((struct fifo_data *)(q)->elevator->elevator_data)
+IOAZ_DEBUGFS_U64(fifo, inserted, FIFO_DATA(q)->stats.inserted)
+IOAZ_DEBUGFS_U64(fifo, dispatched, FIFO_DATA(q)->stats.dispatched)
+IOAZ_DEBUGFS_U64(fifo, merged, FIFO_DATA(q)->stats.merged)
+IOAZ_DEBUGFS_U64(fifo, queued, FIFO_DATA(q)->nr_queued)
+#undef FIFO_DATA
 
-static ssize_t fifo_queued_show(struct elevator_queue *e, char *page)
-{
-	struct fifo_data *fd = e->elevator_data;
-
-	return ioaz_show_u64(page, READ_ONCE(fd->nr_queued));
-}
-
-static struct elv_fs_entry fifo_attrs[] = {
-	IOAZ_STAT_ATTR(fifo, inserted),
-	IOAZ_STAT_ATTR(fifo, dispatched),
-	IOAZ_STAT_ATTR(fifo, merged),
-	IOAZ_STAT_ATTR(fifo, queued),
-	__ATTR_NULL
+static const struct blk_mq_debugfs_attr fifo_debugfs_attrs[] = {
+	IOAZ_DEBUGFS_ATTR(fifo, inserted),
+	IOAZ_DEBUGFS_ATTR(fifo, dispatched),
+	IOAZ_DEBUGFS_ATTR(fifo, merged),
+	IOAZ_DEBUGFS_ATTR(fifo, queued),
+	{},
 };
+#endif
 
 struct elevator_type ioaz_fifo_type = {
 	.ops = {
@@ -191,7 +183,9 @@ struct elevator_type ioaz_fifo_type = {
 		.finish_request		= fifo_finish_request,
 		.requeue_request	= fifo_requeue_request,
 	},
-	.elevator_attrs = fifo_attrs,
+#ifdef CONFIG_BLK_DEBUG_FS
+	.queue_debugfs_attrs = fifo_debugfs_attrs,
+#endif
 	.elevator_name = "fifo",
 	.elevator_owner = THIS_MODULE,
 };

@@ -75,7 +75,7 @@ struct ioaz_gate {
 	unsigned int max_inflight;	/* a lower cap than the device's; 0: none */
 };
 
-/* What a scheduler did, shown read-only under queue/iosched/. */
+/* What a scheduler did: read-only counters in debugfs (IOAZ_DEBUGFS_U64 below). */
 struct ioaz_stats {
 	u64 inserted;
 	u64 dispatched;
@@ -93,7 +93,6 @@ bool ioaz_gate_done(struct request_queue *q, struct ioaz_gate *g,
 		    struct request *rq);
 
 /* sysfs helpers shared by the three elevators */
-ssize_t ioaz_show_u64(char *page, u64 v);
 int ioaz_parse_uint(const char *page, unsigned int min, unsigned int max,
 		    unsigned int *out);
 int ioaz_parse_u64(const char *page, u64 min, u64 max, u64 *out);
@@ -157,7 +156,17 @@ IOAZ_DECLARE_KNOB(deadlines);
 
 #define IOAZ_KNOB_ATTR(name) __ATTR(name, 0644, vr_##name##_show, vr_##name##_store)
 
-/* read-only counters: show functions take the ioaz_stats of the queue */
-#define IOAZ_STAT_ATTR(pfx, name) __ATTR(name, 0444, pfx##_##name##_show, NULL)
+/*
+ * The counters live where mq-deadline keeps its internal state, in debugfs
+ * (/sys/kernel/debug/block/<disk>/sched/<name>), so that queue/iosched/ holds
+ * only what an administrator may tune. `expr` reads one counter of queue q.
+ */
+#ifdef CONFIG_BLK_DEBUG_FS
+#include <linux/seq_file.h>
+#include "blk-mq-debugfs.h"
+
+#define IOAZ_DEBUGFS_U64(pfx, name, expr)					static int pfx##_##name##_show(void *data, struct seq_file *m)		{										struct request_queue *q = data;															seq_printf(m, "%llu\n", (unsigned long long)READ_ONCE(expr));		return 0;							}
+#define IOAZ_DEBUGFS_ATTR(pfx, name) { #name, 0400, pfx##_##name##_show }
+#endif
 
 #endif /* IOAZ_SCHED_H */

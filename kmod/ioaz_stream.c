@@ -24,8 +24,10 @@
 
 #define SS_PARENTS	32
 
-/* Xu & Jiang, section 3.2: a stream is 4 requests, served for 124 ms, a long
- * stream's wait extended by 50 %, a backward seek 150 % of a forward one */
+/*
+ * Xu & Jiang, section 3.2: a stream is 4 requests, served for 124 ms, a long
+ * stream's wait extended by 50 %, a backward seek 150 % of a forward one.
+ */
 static const unsigned int ss_default_threshold = 4;
 static const unsigned int ss_default_slice_ms = 124;
 static const unsigned int ss_default_tolerance_pct = 50;
@@ -540,22 +542,6 @@ SS_KNOB(stream_idle, idle, 0, 1)
  */
 SS_KNOB(max_inflight, vd.gate.max_inflight, 0, 4096)
 
-#define SS_STAT_SHOW(name)						\
-static ssize_t sss_##name##_show(struct elevator_queue *e, char *page)	\
-{									\
-	struct stream_data *sd = e->elevator_data;			\
-									\
-	return ioaz_show_u64(page, READ_ONCE(sd->vd.stats.name));	\
-}
-SS_STAT_SHOW(inserted)
-SS_STAT_SHOW(dispatched)
-SS_STAT_SHOW(merged)
-SS_STAT_SHOW(expired)
-SS_STAT_SHOW(waits)
-SS_STAT_SHOW(waits_paid)
-SS_STAT_SHOW(waits_timeout)
-SS_STAT_SHOW(waits_cut)
-
 #define SS_ATTR(name) __ATTR(name, 0644, ss_##name##_show, ss_##name##_store)
 
 static struct elv_fs_entry stream_attrs[] = {
@@ -573,19 +559,35 @@ static struct elv_fs_entry stream_attrs[] = {
 	SS_ATTR(svc_full_sectors),
 	SS_ATTR(stream_idle),
 	SS_ATTR(max_inflight),
-	IOAZ_STAT_ATTR(sss, inserted),
-	IOAZ_STAT_ATTR(sss, dispatched),
-	IOAZ_STAT_ATTR(sss, merged),
-	IOAZ_STAT_ATTR(sss, expired),
-	IOAZ_STAT_ATTR(sss, waits),
-	IOAZ_STAT_ATTR(sss, waits_paid),
-	IOAZ_STAT_ATTR(sss, waits_timeout),
-	IOAZ_STAT_ATTR(sss, waits_cut),
 	__ATTR_NULL
 };
 #undef SS_KNOB
 #undef SS_ATTR
-#undef SS_STAT_SHOW
+
+#ifdef CONFIG_BLK_DEBUG_FS
+#define SS_STATS(q) (((struct stream_data *)(q)->elevator->elevator_data)->vd.stats)
+IOAZ_DEBUGFS_U64(sss, inserted, SS_STATS(q).inserted)
+IOAZ_DEBUGFS_U64(sss, dispatched, SS_STATS(q).dispatched)
+IOAZ_DEBUGFS_U64(sss, merged, SS_STATS(q).merged)
+IOAZ_DEBUGFS_U64(sss, expired, SS_STATS(q).expired)
+IOAZ_DEBUGFS_U64(sss, waits, SS_STATS(q).waits)
+IOAZ_DEBUGFS_U64(sss, waits_paid, SS_STATS(q).waits_paid)
+IOAZ_DEBUGFS_U64(sss, waits_timeout, SS_STATS(q).waits_timeout)
+IOAZ_DEBUGFS_U64(sss, waits_cut, SS_STATS(q).waits_cut)
+#undef SS_STATS
+
+static const struct blk_mq_debugfs_attr stream_debugfs_attrs[] = {
+	IOAZ_DEBUGFS_ATTR(sss, inserted),
+	IOAZ_DEBUGFS_ATTR(sss, dispatched),
+	IOAZ_DEBUGFS_ATTR(sss, merged),
+	IOAZ_DEBUGFS_ATTR(sss, expired),
+	IOAZ_DEBUGFS_ATTR(sss, waits),
+	IOAZ_DEBUGFS_ATTR(sss, waits_paid),
+	IOAZ_DEBUGFS_ATTR(sss, waits_timeout),
+	IOAZ_DEBUGFS_ATTR(sss, waits_cut),
+	{},
+};
+#endif
 
 struct elevator_type ioaz_stream_type = {
 	.ops = {
@@ -605,6 +607,9 @@ struct elevator_type ioaz_stream_type = {
 		.requeue_request	= stream_requeue_request,
 	},
 	.elevator_attrs = stream_attrs,
+#ifdef CONFIG_BLK_DEBUG_FS
+	.queue_debugfs_attrs = stream_debugfs_attrs,
+#endif
 	.elevator_name = "stream",
 	.elevator_owner = THIS_MODULE,
 };

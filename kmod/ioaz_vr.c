@@ -375,7 +375,7 @@ static void vr_finish_request(struct request *rq)
 	ioaz_gate_done(rq->q, &vd->gate, rq);
 }
 
-/* ---- sysfs: Table 3.1 knobs (shared with stream) and counters ---- */
+/* ---- sysfs: Table 3.1 knobs (shared with stream); debugfs: counters ---- */
 
 #define VR_KNOB(name, field, min, max)					\
 ssize_t vr_##name##_show(struct elevator_queue *e, char *page)		\
@@ -402,40 +402,34 @@ VR_KNOB(sync_expire, expire_ms[0], 1, 3600000)
 VR_KNOB(async_expire, expire_ms[1], 1, 3600000)
 VR_KNOB(deadlines, deadlines, 0, 1)
 
-#define VR_STAT_SHOW(name)						\
-static ssize_t vrs_##name##_show(struct elevator_queue *e, char *page)	\
-{									\
-	struct vr_data *vd = e->elevator_data;				\
-									\
-	return ioaz_show_u64(page, READ_ONCE(vd->stats.name));		\
-}
-VR_STAT_SHOW(inserted)
-VR_STAT_SHOW(dispatched)
-VR_STAT_SHOW(merged)
-VR_STAT_SHOW(expired)
-
-static ssize_t vrs_queued_show(struct elevator_queue *e, char *page)
-{
-	struct vr_data *vd = e->elevator_data;
-
-	return ioaz_show_u64(page, READ_ONCE(vd->nr_queued));
-}
-
 static struct elv_fs_entry vr_attrs[] = {
 	IOAZ_KNOB_ATTR(rev_penalty),
 	IOAZ_KNOB_ATTR(fifo_batch),
 	IOAZ_KNOB_ATTR(sync_expire),
 	IOAZ_KNOB_ATTR(async_expire),
 	IOAZ_KNOB_ATTR(deadlines),
-	IOAZ_STAT_ATTR(vrs, inserted),
-	IOAZ_STAT_ATTR(vrs, dispatched),
-	IOAZ_STAT_ATTR(vrs, merged),
-	IOAZ_STAT_ATTR(vrs, expired),
-	IOAZ_STAT_ATTR(vrs, queued),
 	__ATTR_NULL
 };
 #undef VR_KNOB
-#undef VR_STAT_SHOW
+
+#ifdef CONFIG_BLK_DEBUG_FS
+#define VR_DATA(q) ((struct vr_data *)(q)->elevator->elevator_data)
+IOAZ_DEBUGFS_U64(vrs, inserted, VR_DATA(q)->stats.inserted)
+IOAZ_DEBUGFS_U64(vrs, dispatched, VR_DATA(q)->stats.dispatched)
+IOAZ_DEBUGFS_U64(vrs, merged, VR_DATA(q)->stats.merged)
+IOAZ_DEBUGFS_U64(vrs, expired, VR_DATA(q)->stats.expired)
+IOAZ_DEBUGFS_U64(vrs, queued, VR_DATA(q)->nr_queued)
+#undef VR_DATA
+
+static const struct blk_mq_debugfs_attr vr_debugfs_attrs[] = {
+	IOAZ_DEBUGFS_ATTR(vrs, inserted),
+	IOAZ_DEBUGFS_ATTR(vrs, dispatched),
+	IOAZ_DEBUGFS_ATTR(vrs, merged),
+	IOAZ_DEBUGFS_ATTR(vrs, expired),
+	IOAZ_DEBUGFS_ATTR(vrs, queued),
+	{},
+};
+#endif
 
 struct elevator_type ioaz_vr_type = {
 	.ops = {
@@ -455,6 +449,9 @@ struct elevator_type ioaz_vr_type = {
 		.requeue_request	= vr_finish_request,
 	},
 	.elevator_attrs = vr_attrs,
+#ifdef CONFIG_BLK_DEBUG_FS
+	.queue_debugfs_attrs = vr_debugfs_attrs,
+#endif
 	.elevator_name = "vr",
 	.elevator_owner = THIS_MODULE,
 };

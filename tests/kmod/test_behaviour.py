@@ -42,6 +42,20 @@ def test_vr_expires_a_starved_request(functional_boot: vmharness.Boot) -> None:
 TUNABLE_RE = re.compile(r"(\w+)/(\w+)=(\S+) rc=(\d) before=(\S+) after=(\S+)")
 
 
+def test_iosched_holds_the_tunables_and_debugfs_the_counters(
+        functional_boot: vmharness.Boot) -> None:
+    v = functional_boot.values("places")
+    counters = {"inserted", "dispatched", "merged"}
+    for s in ("fifo", "vr", "stream"):
+        tunables = set(v.get(f"iosched_{s}", "").split())
+        shown = set(v.get(f"debugfs_{s}", "").split())
+        assert counters <= shown, (s, shown)
+        assert not tunables & (counters | {"expired", "queued", "waits", "waits_paid"}), \
+            (s, tunables)
+    assert "fifo_batch" in v["iosched_vr"] and "stream_threshold" in v["iosched_stream"]
+    assert "iosched_fifo" not in v     # nothing to tune: no queue/iosched/ at all
+
+
 def test_tunables_reject_bad_values_and_keep_the_old_one(
         functional_boot: vmharness.Boot) -> None:
     results = {}

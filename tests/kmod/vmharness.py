@@ -147,9 +147,11 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug
 mkdir -p /tmp
 T=/sys/kernel/tracing
 Q=/sys/block/nullb0/queue
+S=/sys/kernel/debug/block/nullb0/sched
 insmod /lib/modules/$(uname -r)/kernel/fs/configfs/configfs.ko
 nullb() {
     rmmod null_blk 2>/dev/null

@@ -54,7 +54,7 @@ begin {tag}
 cat /tmp/out
 grep block_rq_issue $T/trace
 for c in merged expired dispatched inserted waits_paid waits_timeout; do
-  [ -f $Q/iosched/$c ] && echo "counter_$c $(cat $Q/iosched/$c)"
+  [ -f $S/$c ] && echo "counter_$c $(cat $S/$c)"
 done
 end {tag}
 """
@@ -115,6 +115,13 @@ try stream rev_penalty 1x
 try stream max_inflight 1
 try stream max_inflight 4097
 end tunables
+begin places
+for s in fifo vr stream; do
+  sched none; sched $s
+  echo "iosched_$s $(ls $Q/iosched 2>/dev/null | tr '\n' ' ')"
+  echo "debugfs_$s $(ls $S 2>/dev/null | tr '\n' ' ')"
+done
+end places
 """
 
 # Two synchronous sequential readers far apart and one random reader, 4 s per scheduler.
@@ -152,7 +159,7 @@ for s in mq-deadline stream; do
     END { print "issued", total; print "switches", sw + 0; print "seeks", seeks + 0;
           printf "max_held_us %d\n", held * 1000000 }'
   for c in waits waits_paid waits_timeout waits_cut expired; do
-    [ -f $Q/iosched/$c ] && echo "counter_$c $(cat $Q/iosched/$c)"
+    [ -f $S/$c ] && echo "counter_$c $(cat $S/$c)"
   done
   end stream:$s
 done
