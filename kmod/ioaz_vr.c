@@ -224,6 +224,7 @@ out:
 bool vr_bio_merge_locked(struct vr_data *vd, struct bio *bio,
 			 unsigned int nr_segs, struct request **free)
 {
+	lockdep_assert_held(&vd->lock);
 	return blk_mq_sched_try_merge(vd->q, bio, nr_segs, free);
 }
 
@@ -247,6 +248,7 @@ int vr_request_merge(struct request_queue *q, struct request **rq,
 void vr_request_merged_locked(struct vr_data *vd, struct request *req,
 			      enum elv_merge type)
 {
+	lockdep_assert_held(&vd->lock);
 	vd->stats.merged++;
 	if (type == ELEVATOR_FRONT_MERGE) {
 		elv_rb_del(&vd->sort, req);
@@ -257,6 +259,7 @@ void vr_request_merged_locked(struct vr_data *vd, struct request *req,
 void vr_requests_merged_locked(struct vr_data *vd, struct request *req,
 			       struct request *next)
 {
+	lockdep_assert_held(&vd->lock);
 	vd->stats.merged++;
 	/* the survivor inherits the earlier deadline and its FIFO place */
 	if (!list_empty(&req->queuelist) && !list_empty(&next->queuelist) &&
