@@ -45,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(on a model repetition r runs the simulator with seed 1 + r: --first-rep 1 "
                    "measures the same runs again with other randomness)")
     p.add_argument("--seed", type=int, default=7, help="which sample of the grid")
+    p.add_argument("--queue-depth", type=int, metavar="N",
+                   help="with --model: the simulated drive's command queue depth instead of "
+                        "the model's (the testbed's model disks run at the guest's 32)")
     p.add_argument("--candidates", help="comma-separated policies to try (default: all)")
     p.add_argument("--destructive", action="store_true",
                    help="allow writing to the device (its contents are destroyed)")
@@ -65,6 +68,10 @@ def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
 def run(args: argparse.Namespace) -> int:
     if args.model:
         return _run_model(args)
+    if args.queue_depth is not None:
+        print("ioaz-lab calibrate: --queue-depth is for --model; a real device's depth is its "
+              "device/queue_depth", file=sys.stderr)
+        return 2
     from ..learn import realcal
     from ..sysblock import BlockSysfs
     try:
@@ -80,8 +87,13 @@ def run(args: argparse.Namespace) -> int:
 def _run_model(args: argparse.Namespace) -> int:
     from ..learn import simcal
     from ..sim.devices import load_device
+    if args.queue_depth is not None and not 1 <= args.queue_depth <= 256:
+        print(f"ioaz-lab calibrate: --queue-depth {args.queue_depth}: expected 1..256",
+              file=sys.stderr)
+        return 2
     try:
-        device = load_device(args.model)
+        device = load_device(args.model, **(
+            {"queue_depth": args.queue_depth} if args.queue_depth else {}))
     except (OSError, ValueError, KeyError) as e:
         print(f"ioaz-lab calibrate: cannot load device model {args.model!r}: {e}",
               file=sys.stderr)
@@ -110,7 +122,8 @@ def _run_model(args: argparse.Namespace) -> int:
             if (w.id, c, r) in ds.done:
                 bar.skip()
                 continue
-            row = simcal.run_one(args.model, w, c, seconds, r, window_s)
+            row = simcal.run_one(args.model, w, c, seconds, r, window_s,
+                                 queue_depth=args.queue_depth)
             row.device = name
             ds.write(row)
             bar.step(f"{w.id} {c}")

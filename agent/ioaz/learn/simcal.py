@@ -50,8 +50,12 @@ def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
 
 
 def run_one(device_model: str, w: WorkSpec, candidate: str, seconds: float, rep: int,
-            window_s: float, device: Device | None = None) -> Row:
-    dev = device or load_device(device_model)
+            window_s: float, device: Device | None = None,
+            queue_depth: int | None = None) -> Row:
+    """One simulated run; queue_depth overrides the model's command queue (the testbed
+    serves the same model at the guest's NCQ depth, 32)."""
+    dev = device or load_device(device_model, **(
+        {"queue_depth": queue_depth} if queue_depth else {}))
     res = simulate(dev, SIM_CANDIDATES[candidate], sim_workload(w, seconds), seed=1 + rep,
                    window_s=window_s, device_name="sim0")
     feats = summarize_windows(res.windows)
