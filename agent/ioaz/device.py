@@ -13,6 +13,10 @@ class DeviceInfo:
     queue_depth: int | None = None   # device/queue_depth (SCSI, SATA NCQ, RAID controllers)
     hw_tags: int | None = None       # blk-mq tags of hardware queue 0: requests accepted at once
     raid: bool = False               # said by the configuration's `raid` globs
+    udev: tuple[tuple[str, str], ...] = ()   # udev's properties (ioaz.udevdb), sorted
+
+    def udev_property(self, key: str) -> str | None:
+        return dict(self.udev).get(key)
 
     @property
     def queues_commands(self) -> bool:

@@ -6,6 +6,7 @@ writes; a vanished device is dropped; a control call on an unknown device is a c
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 from fake_sysfs import FakeKernel
@@ -185,3 +186,32 @@ def test_systemd_notifications(tmp_path):
     assert Notifier({}).send("READY=1") is False
     gone = Notifier({"NOTIFY_SOCKET": path})       # the socket vanished: no exception
     assert gone.send("READY=1") is False and gone.failed
+
+
+def test_a_matrix_rule_can_name_the_disk_model_udev_reports(tmp_path, fake_sys):
+    """One matrix per disk model, whatever the disk is called: sda's udev data says a WD500,
+    sdb's another model, and only sda gets the rule's matrix."""
+    from ioaz.udevdb import UdevDb
+    udev = tmp_path / "udev"
+    udev.mkdir()
+    (udev / "b8:0").write_text("S:disk/by-id/ata-WDC\nE:ID_MODEL=WDC_WD5000AAKS-00V1A0\n"
+                               "E:ID_BUS=ata\nG:systemd\n")
+    (udev / "b8:16").write_text("E:ID_MODEL=ST2000DM008-2FR102\nE:ID_BUS=ata\n")
+    p = tmp_path / "ioaz.yaml"
+    p.write_text("devices: {include: ['sd*'], exclude: []}\n"
+                 "decide:\n  hysteresis_windows: 2\n  min_dwell_s: 0\n  cooldown_s: 0\n"
+                 "  matrix_rules:\n"
+                 "    - match: {udev: {ID_MODEL: 'WDC_WD5000*', ID_BUS: ata}}\n"
+                 "      matrices: {mean: kernel/testbed-wd500-qd32-mean.yaml}\n"
+                 "    - match: {rotational: true}\n"
+                 "      matrices: {mean: ioaz-table3-mean.yaml}\n")
+    cfg = load_config(p)
+    clock = iter(range(1000))
+    d = build(cfg, FakeSource(["sda", "sdb"]), FakeActuator(), fake_sys,
+              clock=lambda: float(next(clock)), udev=UdevDb(str(udev)))
+    d.start()
+    for _ in range(3):
+        d.window()
+    used = {n: Path(d.devices[n].decision.verdict.matrix).name for n in ("sda", "sdb")}
+    assert used == {"sda": "testbed-wd500-qd32-mean.yaml", "sdb": "ioaz-table3-mean.yaml"}
+    assert d.devices["sda"].state.info.udev_property("ID_MODEL") == "WDC_WD5000AAKS-00V1A0"

@@ -12,6 +12,7 @@ AGENT = Path(__file__).resolve().parents[2] / "agent" / "ioaz"
 # front ends, and the laboratory on top
 FLOORS: dict[str, int] = {
     "located": 0, "device": 0, "realisation": 0, "sysblock": 0, "home": 0, "quantile": 0,
+    "udevdb": 0,
     "__init__": 0,
     "probe": 1, "classify": 1,
     "decide": 2, "actuate": 2, "observe": 2,

@@ -14,6 +14,7 @@ from ..decide.verdict import VerdictProvider
 from ..observe import Observer
 from ..probe import Source
 from ..sysblock import BlockSysfs
+from ..udevdb import UdevDb
 from .config import DaemonConfig
 from .core import Daemon
 
@@ -70,8 +71,9 @@ def verdicts_for(config: DaemonConfig) -> VerdictProvider:
 def build(config: DaemonConfig, source: Source, actuator: Actuator, sysfs: BlockSysfs,
           fallback_reason: str | None = None,
           clock: Callable[[], float] = time.monotonic,
-          wall: Callable[[], float] = time.time) -> Daemon:
+          wall: Callable[[], float] = time.time, udev: UdevDb | None = None) -> Daemon:
     selection = Selection(config.include, config.exclude, sysfs)
     observer = Observer(source, config.thresholds, selection.scan, sysfs)
     return Daemon(config, observer, selection, verdicts_for, actuator, sysfs,
-                  fallback_reason=fallback_reason, clock=clock, wall=wall)
+                  fallback_reason=fallback_reason, clock=clock, wall=wall,
+                  udev=udev or UdevDb())

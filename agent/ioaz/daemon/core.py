@@ -43,6 +43,7 @@ from ..probe import Source
 from ..probe.snapshot import DeviceSnapshot
 from ..realisation import Realisation
 from ..sysblock import BlockSysfs
+from ..udevdb import UdevDb
 from .config import ConfigError, DaemonConfig, load_config
 from .stalls import StallHistogram
 
@@ -110,7 +111,7 @@ class Daemon:
                  verdicts_for: Callable[[DaemonConfig], VerdictProvider], actuator: Actuator,
                  sysfs: BlockSysfs, fallback_reason: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time):
+                 wall: Callable[[], float] = time.time, udev: UdevDb | None = None):
         self.config = config
         self.observer = observer
         self.selection = selection
@@ -118,6 +119,7 @@ class Daemon:
         self.provider = verdicts_for(config)
         self.actuator = actuator
         self.sysfs = sysfs
+        self.udev = udev or UdevDb()
         self.fallback_reason = fallback_reason
         self.clock = clock
         self.wall = wall
@@ -160,8 +162,10 @@ class Daemon:
             return names
 
     def _add(self, name: str) -> DeviceRecord:
+        props = self.udev.properties(self.sysfs.dev_number(name))
         info = DeviceInfo(name=name, rotational=self.sysfs.rotational(name),
-                          size_bytes=self.sysfs.size_bytes(name))
+                          size_bytes=self.sysfs.size_bytes(name),
+                          udev=tuple(sorted(props.items())))
         rec = DeviceRecord(name=name, state=initial_state(info))
         self._refresh_scheduler(rec)
         self.devices[name] = rec

@@ -8,8 +8,13 @@ Rules live in the `decide.matrix_rules` list of the ioazd config:
       - match: {rotational: true}
         matrices: {min: ioaz-table1-min.yaml, max: ioaz-table2-max.yaml, ...}
 
+      - match: {udev: {ID_MODEL: "WDC_WD5000AAKS*"}}
+        matrices: {mean: kernel/testbed-wd500-qd32-mean.yaml}
+
 A rule matches when every condition given in `match` holds (an empty or missing `match`
-matches every device). The first matching rule that has a matrix for the device's goal wins.
+matches every device); `udev` names udev properties (`udevadm info --query=property`), each
+a glob its value must match (a disk without that property does not match). The first
+matching rule that has a matrix for the device's goal wins.
 """
 from __future__ import annotations
 
@@ -31,6 +36,7 @@ class Rule:
     name: str | None = None            # glob
     min_size: int | None = None        # bytes, inclusive
     max_size: int | None = None        # bytes, inclusive
+    udev: tuple[tuple[str, str], ...] = ()   # (property, glob): every one must match
     line: int = 0
 
     def matches(self, dev: DeviceInfo) -> bool:
@@ -40,6 +46,10 @@ class Rule:
             return False
         if self.min_size is not None and (dev.size_bytes is None or dev.size_bytes < self.min_size):
             return False
+        for key, glob in self.udev:
+            value = dev.udev_property(key)
+            if value is None or not fnmatch.fnmatchcase(value, glob):
+                return False
         return not (self.max_size is not None
                     and (dev.size_bytes is None or dev.size_bytes > self.max_size))
 
@@ -53,6 +63,7 @@ class Rule:
             parts.append(f"size>={self.min_size}")
         if self.max_size is not None:
             parts.append(f"size<={self.max_size}")
+        parts += [f"{k}={v}" for k, v in self.udev]
         return f"rule {self.index + 1} ({', '.join(parts) or 'any device'})"
 
 
@@ -88,6 +99,7 @@ def rule_from_dict(index: int, d: dict[str, Any], line: int = 0) -> Rule:
         name=m.get("name"),
         min_size=parse_size(m["min_size"]) if "min_size" in m else None,
         max_size=parse_size(m["max_size"]) if "max_size" in m else None,
+        udev=tuple(sorted((m.get("udev") or {}).items())),
         line=line,
     )
 
