@@ -56,8 +56,17 @@ c["devices"] = {"include": ["sd*"], "exclude": []}
 c["probe"] = "bpf"
 c["metrics"] = {"listen": "0.0.0.0:19647"}   # the guest's port the host forwards
 c["decide"].update(hysteresis_windows=2, min_dwell_s=3, cooldown_s=1)
+# IOAZ's tables, chosen for the disk by the model udev reports (the guest's disks are
+# QEMU_HARDDISK), then the default rules (the disk would get the same tables from them)
+ioaz = {"min": "ioaz-table1-min.yaml", "max": "ioaz-table2-max.yaml",
+        "mean": "ioaz-table3-mean.yaml", "throughput": "rotational-throughput.yaml",
+        "latency": "rotational-latency.yaml"}
+c["decide"]["matrix_rules"] = [{"match": {"udev": {"ID_MODEL": "QEMU_HARDDISK*"}},
+                                "matrices": ioaz},
+                               {"match": {"rotational": True}, "matrices": ioaz}]
 yaml.safe_dump(c, open(p, "w"))
 PY
+mark udev_model "$(udevadm info --query=property --name=/dev/$D | sed -n 's/^ID_MODEL=//p')"
 STARTING_AT=$SECONDS
 systemctl enable --now ioazd 2>/dev/null
 wait_for 120 systemctl -q is-active ioazd

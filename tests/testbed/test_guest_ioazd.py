@@ -76,6 +76,10 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     # bfq for eight random readers (IOAZ Table 3, goal mean)
     assert m["after_sequential"] == "none", journal[-3000:]
     assert m["after_random"] == "bfq", journal[-3000:]
+    # the matrix came by the rule that names the disk model udev reports
+    explain = (tmp_path / "explain.txt").read_text()
+    assert m["udev_model"] == "QEMU_HARDDISK", m
+    assert "rule 1 (ID_MODEL=QEMU_HARDDISK*)" in explain, explain
     assert m["reloaded"] == "active same-pid" and '"event": "reload"' in journal, journal[-2000:]
     assert m["after_kill"] == "active new-pid", \
         f"not back {m.get('restart_s')} s after kill -9: {m}"

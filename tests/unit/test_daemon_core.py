@@ -215,3 +215,12 @@ def test_a_matrix_rule_can_name_the_disk_model_udev_reports(tmp_path, fake_sys):
     used = {n: Path(d.devices[n].decision.verdict.matrix).name for n in ("sda", "sdb")}
     assert used == {"sda": "testbed-wd500-qd32-mean.yaml", "sdb": "ioaz-table3-mean.yaml"}
     assert d.devices["sda"].state.info.udev_property("ID_MODEL") == "WDC_WD5000AAKS-00V1A0"
+    # ioazctl explain says which rule chose the matrix
+    import io
+
+    from ioaz.cli.control import _format_explain
+    r = d.explain("sda")
+    assert r["decision"]["verdict"]["rule"] == "rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)"
+    text = io.StringIO()
+    _format_explain(r, text)
+    assert "matrix chosen by rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)" in text.getvalue()

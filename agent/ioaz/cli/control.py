@@ -222,6 +222,8 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
             print(f"  verdict: {_s(v.get('policy'))} from {_s(v.get('matrix'))} cell "
                   f"{_s(v.get('cell'))} (line {_s(v.get('cell_line'))}); source "
                   f"{_s(v.get('source'))}", file=out)
+            if v.get("rule"):
+                print(f"  matrix chosen by {v['rule']} of decide.matrix_rules", file=out)
         res = d.get("resolution")
         if res:
             knobs = ", ".join(f"{k}={v}" for k, v in (res.get("knobs") or {}).items())

@@ -472,8 +472,8 @@ def _verdict_dict(d: Decision) -> dict[str, Any] | None:
     v = d.verdict
     if v is None:
         return None
-    out = {k: getattr(v, k) for k in ("policy", "provider", "goal", "text", "matrix", "cell",
-                                      "cell_line", "source", "source_kind", "model",
+    out = {k: getattr(v, k) for k in ("policy", "provider", "goal", "text", "matrix", "rule",
+                                      "cell", "cell_line", "source", "source_kind", "model",
                                       "confidence") if hasattr(v, k)}
     if hasattr(v, "candidates"):   # a model's top candidates: [[policy, probability], ...]
         out["candidates"] = [list(c) for c in v.candidates]
