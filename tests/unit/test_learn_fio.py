@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import configparser
 
+import pytest
 from ioaz.learn.grid import WorkSpec, full_grid, quick, sample
 from ioaz.learn.realcal import fio_jobfile, fio_outcome, job_order
 
@@ -27,16 +28,20 @@ def test_one_fio_job_per_process_each_on_its_own_file_where_the_workload_puts_it
     assert int(g["size"]) == 10**9 // mib * mib
     offsets = [int(c[f"p{i}"]["offset"]) for i in range(4)]
     assert offsets == [int((1 + 1.2 * i) * 10**9) // mib * mib for i in range(4)]
-    # far apart: the files past the end move back to end with the device, whole
+    # 16 files 40 GB apart do not fit 500 GB: the layout shrinks by one factor until the
+    # last file ends with the disk, each process still on a file of its own
     far = jobs(fio_jobfile(WorkSpec(16, "seq", "read", 128, gap_gb=40), "/dev/sdb",
                            500 * 10**9, 2.0))
     offs = [int(far[f"p{i}"]["offset"]) for i in range(16)]
-    assert offs[12] == int(481 * 10**9) // mib * mib
-    assert offs[13:] == [(500 * 10**9 - int(far["global"]["size"])) // mib * mib] * 3
-    # a device smaller than one file: every process on the whole of it
+    size = int(far["global"]["size"])
+    assert offs[15] + size <= 500 * 10**9 and offs[15] + size > 500 * 10**9 - 2 * mib
+    steps = [b - a for a, b in zip(offs, offs[1:], strict=False)]
+    assert all(abs(s - steps[0]) <= mib for s in steps) and steps[0] > 30 * 10**9
+    # a device barely larger than one file: the files overlap, each inside the device
     small = jobs(fio_jobfile(w, "/dev/loop9", 1 << 30, 2.0))
-    assert int(small["global"]["size"]) == 10**9 // mib * mib
-    assert {small[f"p{i}"]["offset"] for i in range(4)} == {str((1 << 30) - 10**9 // mib * mib)}
+    size = int(small["global"]["size"])
+    assert size == 10**9 // mib * mib
+    assert all(0 <= int(small[f"p{i}"]["offset"]) <= (1 << 30) - size for i in range(4))
     a = jobs(fio_jobfile(WorkSpec(1, "seq", "write", 128, depth=8), "/dev/x", 1 << 30, 1))
     assert (a["global"]["rw"], a["global"]["ioengine"], a["global"]["iodepth"]) == \
         ("write", "libaio", "8")
@@ -84,17 +89,20 @@ def test_the_simulator_lays_out_the_same_files():
     from types import SimpleNamespace
 
     from ioaz.learn.simcal import sim_workload
-    from ioaz.sim.workloads import GB, make_process
-    w = WorkSpec(16, "seq", "read", 128, gap_gb=40)
-    cap = 500 * GB
-    sim = SimpleNamespace(device=SimpleNamespace(capacity_sectors=cap))
-    procs = [make_process(i, spec, sim, 1) for i, spec in
-             enumerate(sim_workload(w, 1.0).phases[0].procs)]
-    assert [p.lo for p in procs[:13]] == [int(w.file_gb(i) * GB) for i in range(13)]
-    # past the end: moved back whole, a 1 GB file as the others (it was one request wide)
-    assert all(p.lo == cap - GB for p in procs[13:])
+    from ioaz.sim.workloads import GB, fit_layout, make_process
+    sim = SimpleNamespace(device=SimpleNamespace(capacity_sectors=500 * GB))
+    near = WorkSpec(4, "seq", "read", 128, gap_gb=1.2)
+    specs = sim_workload(near, 1.0).phases[0].procs
+    procs = [make_process(i, s, sim, 1) for i, s in enumerate(specs)]
+    assert [p.lo for p in procs] == [int(near.file_gb(i) * GB) for i in range(4)]
     # each file whole, to a whole request (128 KiB: 256 sectors)
     assert all(GB - 256 < p.hi - p.lo <= GB for p in procs)
+    # the engine fits a layout too large for the disk the way the job file does
+    far = WorkSpec(16, "seq", "read", 128, gap_gb=40)
+    starts = fit_layout([far.file_gb(i) for i in range(16)], [1.0] * 16, 500.0)
+    assert starts[-1] + 1.0 == pytest.approx(500.0) and starts[1] / starts[0] == \
+        pytest.approx(far.file_gb(1) / far.file_gb(0))
+    assert fit_layout([1.0, 2.2], [1.0, 1.0], 500.0) == [1.0, 2.2]
 
 
 def test_a_simulated_calibration_can_run_the_drive_at_the_testbeds_queue_depth():

@@ -171,3 +171,21 @@ def test_buffered_reader_reads_ahead_through_the_page_cache() -> None:
             .throughput_mb_s for s in ("noop", "stream")}
     assert fast["stream"] > 2.5 * fast["noop"]
     assert slow["stream"] < 1.2 * slow["noop"]
+
+
+def test_files_laid_out_for_a_bigger_disk_are_fitted_to_this_one():
+    """postmark puts its four file sets 50 GB apart (for a 500 GB disk): on a 40 GB disk the
+    engine shrinks the layout so each set stays apart and inside (not one request wide at
+    the end, as a clamp made them)."""
+    from ioaz.sim.devices import load_device
+    from ioaz.sim.engine import Simulator
+    from ioaz.sim.workloads import GB, named_workload
+    dev = load_device("maxtor40")
+    sim = Simulator(dev, "deadline", named_workload("postmark", 0.5))
+    sim.run()
+    procs = sim.all_procs
+    cap = dev.capacity_sectors
+    assert len(procs) == 4 and all(0 <= p.lo < p.hi <= cap for p in procs)
+    assert all(p.hi - p.lo > 0.4 * GB for p in procs)           # 0.5 GB sets, whole
+    gaps = [b.lo - a.lo for a, b in zip(procs, procs[1:], strict=False)]
+    assert min(gaps) > 5 * GB and procs[-1].hi > cap - GB

@@ -29,6 +29,7 @@ from ..classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ..classify.types import WindowFeatures
 from ..decide import load_policies, resolve
 from ..observe import Observer
+from ..sim.workloads import fit_layout
 from ..sysblock import BlockSysfs
 from . import curve
 from .dataset import DatasetWriter, Row
@@ -181,10 +182,12 @@ class Candidates:
 
 def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     """One fio job per process, O_DIRECT, each on its own 1 GB file where the workload puts
-    it (WorkSpec.file_gb: gap_gb apart), as the simulator lays the same workload out; a file
-    past the device's end is moved back to end with it."""
+    it (WorkSpec.file_gb: gap_gb apart), fitted to the device as the simulator fits the same
+    workload (sim.workloads.fit_layout)."""
     mib = 1 << 20
     region = min(int(FILE_GB * 1e9), size_bytes) // mib * mib
+    starts = fit_layout([w.file_gb(i) for i in range(w.nproc)], [region / 1e9] * w.nproc,
+                        size_bytes / 1e9)
     rw = {("seq", "read"): "read", ("seq", "write"): "write", ("seq", "mixed"): "rw",
           ("rand", "read"): "randread", ("rand", "write"): "randwrite",
           ("rand", "mixed"): "randrw"}[(w.pattern, w.op)]
@@ -200,8 +203,8 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     if w.think_ms:
         lines.append(f"thinktime={int(w.think_ms * 1000)}")
     last = (size_bytes - region) // mib * mib
-    for i in range(w.nproc):
-        lines += [f"[p{i}]", f"offset={min(int(w.file_gb(i) * 1e9) // mib * mib, last)}"]
+    for i, start in enumerate(starts):
+        lines += [f"[p{i}]", f"offset={min(int(start * 1e9) // mib * mib, last)}"]
     return "\n".join(lines) + "\n"
 
 

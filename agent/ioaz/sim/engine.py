@@ -17,7 +17,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
 from typing import Any
 
@@ -27,7 +27,14 @@ from ioaz.probe.layout import size_slot
 from ioaz.sim.device_base import Device
 from ioaz.sim.request import SECTOR, Request
 from ioaz.sim.schedulers import Scheduler, make_scheduler
-from ioaz.sim.workloads import Process, SimProcess, Workload, make_process
+from ioaz.sim.workloads import (
+    GB,
+    Process,
+    SimProcess,
+    Workload,
+    fit_layout,
+    make_process,
+)
 
 Chooser = Callable[[WindowFeatures], str | None]
 
@@ -419,7 +426,12 @@ class Simulator:
         self.finished_pids = set()
         self.live = len(ph.procs)
         news = []
-        for spec in ph.procs:
+        cap_gb = self.device.capacity_sectors / GB
+        starts = fit_layout([s.region_gb for s in ph.procs], [s.span_gb for s in ph.procs],
+                            cap_gb)
+        for spec, start in zip(ph.procs, starts, strict=True):
+            if start != spec.region_gb:
+                spec = replace(spec, region_gb=start)
             p = make_process(self.next_pid, spec, self, self.seed)
             self.next_pid += 1
             self.procs[p.pid] = p

@@ -7,7 +7,7 @@ completes, as a process blocked in read() does) or asynchronous ones keeping `de
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from heapq import heappush
@@ -125,7 +125,8 @@ class Process(SimProcess):
         self.nsec = max(1, int(spec.size_kb * KIB))
         cap = sim.device.capacity_sectors
         span = max(self.nsec, int(spec.span_gb * GB))
-        # a file past the device's end is moved back to end with it, whole
+        # the engine fits a phase's files to the device (fit_layout); this only guards a
+        # process started on its own
         self.lo = min(int(spec.region_gb * GB), max(0, cap - span))
         self.hi = min(cap, self.lo + span)
         self.hi -= (self.hi - self.lo) % self.nsec
@@ -325,6 +326,20 @@ class BufferedReader(Process):
 
 def make_process(pid: int, spec: ProcSpec, sim: Any, seed: int) -> Process:
     return (BufferedReader if spec.readahead_kb > 0 else Process)(pid, spec, sim, seed)
+
+
+def fit_layout(starts_gb: Sequence[float], spans_gb: Sequence[float],
+               cap_gb: float) -> list[float]:
+    """Where files laid out for a bigger disk start on this one. When one would end past the
+    disk, every start is scaled by one factor, the largest that brings them all inside, so
+    the processes stay as far apart, for this disk, as the workload meant (50 GB apart on a
+    500 GB disk: a tenth of it); unchanged when everything fits. Stacking the files that do
+    not fit at the disk's end instead would make them share one file, another workload."""
+    if all(s + w <= cap_gb for s, w in zip(starts_gb, spans_gb, strict=True)):
+        return list(starts_gb)
+    k = min(((cap_gb - w) / s for s, w in zip(starts_gb, spans_gb, strict=True) if s > 0),
+            default=1.0)
+    return [s * max(0.0, k) for s in starts_gb]
 
 
 # --------------------------------------------------------------------------- named workloads
