@@ -20,10 +20,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..classify.classes import DEFAULT_THRESHOLDS, ThresholdsError, load_thresholds
+from ..classify.classes import ThresholdsError
 from ..decide import load_policies, validate_file
 from ..decide.matrix import GOALS
-from ..learn.dataset import DatasetError, read_rows
+from ..learn.dataset import DatasetError, read_with_thresholds
 from ..learn.derive import AXES, IOAZ_AXES, derive_table, matrix_doc, table_device, write_matrix
 from ..learn.noise import rep_spread
 
@@ -48,8 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     ds = Path(args.dataset)
     try:
-        rows = read_rows(ds)
-        t = load_thresholds(Path(args.thresholds) if args.thresholds else DEFAULT_THRESHOLDS)
+        rows, t = read_with_thresholds(ds, args.thresholds)
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab derive: {e}", file=sys.stderr)
         return 2

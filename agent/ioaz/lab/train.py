@@ -22,9 +22,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..classify.classes import DEFAULT_THRESHOLDS, ThresholdsError, load_thresholds
+from ..classify.classes import ThresholdsError
 from ..decide.matrix import GOALS
-from ..learn.dataset import DatasetError, read_rows
+from ..learn.dataset import DatasetError, read_with_thresholds
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -85,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from ..model import file as model_file
     ds = Path(args.dataset)
     try:
-        rows = read_rows(ds)
-        t = load_thresholds(Path(args.thresholds) if args.thresholds else DEFAULT_THRESHOLDS)
+        rows, t = read_with_thresholds(ds, args.thresholds)
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab train: {e}", file=sys.stderr)
         return 2

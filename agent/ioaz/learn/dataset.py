@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, load_thresholds
 from ..classify.types import WindowFeatures
 
 # The numeric WindowFeatures fields a model may use: the `ioazctl observe --json` line.
@@ -257,3 +258,10 @@ def iter_rows_by_workload(rows: Iterable[Row]) -> Iterator[tuple[str, list[Row]]
     for r in rows:
         groups.setdefault(r.workload, []).append(r)
     yield from groups.items()
+
+
+def read_with_thresholds(dataset: Path, thresholds: str | None) -> tuple[list[Row], Thresholds]:
+    """A calibration dataset and the class thresholds to judge it by (ioaz's when None), as
+    derive and train read them; raises OSError, DatasetError or ThresholdsError."""
+    rows = read_rows(dataset)
+    return rows, load_thresholds(Path(thresholds) if thresholds else DEFAULT_THRESHOLDS)

@@ -89,16 +89,24 @@ def simulated(model: str, c: Check, host_us: float, duration_s: float) -> float:
     return r.throughput_mb_s if c.metric == "mb_s" else r.iops
 
 
-def run(model: str, runtime_s: float, results: Path, credit: bool = True) -> dict[str, Any]:
-    """Two boots: the path measured on a zero disk, then the checks on the model disk with that
-    path (its 4 KiB depth-1 round trip) credited against the model's time (credit=False: none)."""
+def _on_model_disk(script: str, model: str, runtime_s: float, results: Path, credit: bool,
+                   timeout_s: float) -> tuple[vm.Result, dict[str, Any], float]:
+    """Two boots: the path measured on a zero disk, then the script on the model disk with
+    that path (its 4 KiB depth-1 round trip) credited against the model's time (credit=False:
+    none). The guest's result, the path and the credit."""
     path = measure_path(runtime_s / 2, results / "path")
     credit_us = path["depth1_4k_us"] if credit else 0.0
-    res = vm.run([guest_script(runtime_s)],
-                 vm.Options(disks=disks.parse(f"model:{model}"), results=results,
-                            timeout_s=600 + 10 * runtime_s, path_credit_us=credit_us))
+    res = vm.run([script], vm.Options(disks=disks.parse(f"model:{model}"), results=results,
+                                      timeout_s=timeout_s, path_credit_us=credit_us))
     if res.rc != 0:
         raise RuntimeError(f"the guest's fio failed (exit {res.rc}):\n{res.output[-2000:]}")
+    return res, path, credit_us
+
+
+def run(model: str, runtime_s: float, results: Path, credit: bool = True) -> dict[str, Any]:
+    """The checks of CHECKS, in the guest and in the simulator."""
+    res, path, credit_us = _on_model_disk(guest_script(runtime_s), model, runtime_s, results,
+                                          credit, 600 + 10 * runtime_s)
     rows = []
     for i, c in enumerate(CHECKS):
         real = _fio(results / f"check-{i}.json")[c.metric]
@@ -176,13 +184,8 @@ def simulated_order(model: str, c: OrderCheck, duration_s: float) -> float:
 
 def run_order(model: str, runtime_s: float, results: Path, credit: bool = True
               ) -> dict[str, Any]:
-    path = measure_path(runtime_s / 2, results / "path")
-    credit_us = path["depth1_4k_us"] if credit else 0.0
-    res = vm.run([order_script(runtime_s)],
-                 vm.Options(disks=disks.parse(f"model:{model}"), results=results,
-                            timeout_s=900 + 15 * runtime_s, path_credit_us=credit_us))
-    if res.rc != 0:
-        raise RuntimeError(f"the guest's fio failed (exit {res.rc}):\n{res.output[-2000:]}")
+    res, path, credit_us = _on_model_disk(order_script(runtime_s), model, runtime_s, results,
+                                          credit, 900 + 15 * runtime_s)
     rows = []
     for i, c in enumerate(order_checks()):
         got = _fio(results / f"order-{i}.json")
