@@ -10,8 +10,12 @@ has no properties: rules that ask for one then match nothing.
 from __future__ import annotations
 
 import os
+import re
 
 DEFAULT_ROOT = "/run/udev/data"
+# devices.include and exclude: an entry `udev:KEY=GLOB` matches a disk's udev property
+UDEV_PREFIX = "udev:"
+PROPERTY_NAME = re.compile(r"^[A-Za-z0-9_.]+$")
 MAX_BYTES = 1 << 16       # a udev data file is a few KiB; more is not one
 
 

@@ -52,7 +52,8 @@ python3 - <<'PY'
 import yaml
 p = "/etc/ioaz/ioaz.yaml"
 c = yaml.safe_load(open(p))
-c["devices"] = {"include": ["sd*"], "exclude": []}
+# the model disks by the model udev reports (the root disk is virtio: vda)
+c["devices"] = {"include": ["udev:ID_MODEL=QEMU_HARDDISK*"], "exclude": []}
 c["probe"] = "bpf"
 c["metrics"] = {"listen": "0.0.0.0:19647"}   # the guest's port the host forwards
 c["decide"].update(hysteresis_windows=2, min_dwell_s=3, cooldown_s=1)

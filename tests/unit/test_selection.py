@@ -55,3 +55,39 @@ def test_a_reload_changes_the_globs_at_the_next_scan(tmp_path: Path) -> None:
     _, sel, _ = make(tmp_path)
     sel.update(["loop*"], [])
     assert sel.scan() == ["loop0", "loop1", "loop2", "loop3"]
+
+
+def test_a_disk_can_be_chosen_by_its_udev_properties(tmp_path: Path) -> None:
+    from ioaz.udevdb import UdevDb
+    kernel = CountingKernel(tmp_path / "sys")
+    for name, dev in (("sda", "8:0"), ("sdb", "8:16"), ("nvme0n1", "259:0")):
+        kernel.add_device(name, dev=dev)
+    udev = tmp_path / "udev"
+    udev.mkdir()
+    (udev / "b8:0").write_text("E:ID_MODEL=WDC_WD5000AAKS\nE:ID_BUS=ata\n")
+    (udev / "b8:16").write_text("E:ID_MODEL=ST2000DM008\nE:ID_BUS=ata\n")
+    (udev / "b259:0").write_text("E:ID_MODEL=Samsung SSD 980\n")
+    now = [0.0]
+    sel = Selection(["udev:ID_BUS=ata"], ["udev:ID_MODEL=ST*"], kernel, clock=lambda: now[0],
+                    udev=UdevDb(str(udev)))
+    assert sel.scan() == ["sda"]
+    # names and properties mix; a disk udev knows nothing of matches no property
+    sel.update(["nvme*", "udev:ID_MODEL=WDC_*"], [])
+    assert sorted(sel.scan()) == ["nvme0n1", "sda"]
+    (udev / "b259:0").unlink()
+    sel.update(["udev:ID_MODEL=Samsung*"], [])
+    now[0] += Selection.RECHECK_S
+    assert sel.scan() == []
+
+
+def test_a_bad_udev_entry_is_refused_at_its_line(tmp_path: Path) -> None:
+    import pytest
+    from ioaz.daemon.config import ConfigError, load_config
+    f = tmp_path / "ioaz.yaml"
+    f.write_text("devices:\n  include:\n    - sd*\n    - udev:ID MODEL\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(f)
+    assert str(e.value).startswith(f"{f}:4: devices.include: 'udev:ID MODEL': expected "
+                                   "udev:KEY=GLOB"), str(e.value)
+    f.write_text("devices:\n  include: ['udev:ID_MODEL=WDC*', 'sd*']\n")
+    assert load_config(f).include == ("udev:ID_MODEL=WDC*", "sd*")

@@ -14,14 +14,17 @@ from ..decide.verdict import VerdictProvider
 from ..observe import Observer
 from ..probe import Source
 from ..sysblock import BlockSysfs
-from ..udevdb import UdevDb
+from ..udevdb import UDEV_PREFIX, UdevDb
 from .config import DaemonConfig
 from .core import Daemon
 
 
 class Selection:
-    """The disks ioazd manages: devices.include minus devices.exclude (globs on the kernel's
-    disk names), among the disks that have a scheduler. A reload replaces the globs.
+    """The disks ioazd manages: devices.include minus devices.exclude, among the disks that
+    have a scheduler. An entry is a glob on the kernel's disk name, or `udev:KEY=GLOB` on one
+    of the disk's udev properties (`udev:ID_MODEL=WDC_WD5000*`: every disk of that model,
+    whatever it is called; a disk udev says nothing of has no properties). A reload replaces
+    the entries.
 
     The scan runs every window, but whether a disk has a scheduler never changes and whether
     it has a medium seldom does: a name's answer is kept for RECHECK_S, a new name is read at
@@ -31,30 +34,47 @@ class Selection:
     RECHECK_S = 10.0
 
     def __init__(self, include: Sequence[str], exclude: Sequence[str],
-                 sysfs: BlockSysfs, clock: Callable[[], float] = time.monotonic) -> None:
+                 sysfs: BlockSysfs, clock: Callable[[], float] = time.monotonic,
+                 udev: UdevDb | None = None) -> None:
         self.sysfs = sysfs
         self.clock = clock
+        self.udev = udev or UdevDb()
         self._known: dict[str, tuple[bool, float]] = {}   # name -> (scheduled, when read)
+        self._props: dict[str, tuple[dict[str, str], float]] = {}   # name -> (udev, when)
         self.update(include, exclude)
 
     def update(self, include: Sequence[str], exclude: Sequence[str]) -> None:
         self.include, self.exclude = list(include), list(exclude)
 
-    def managed(self, name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, g) for g in self.include) and not any(
-            fnmatch.fnmatchcase(name, g) for g in self.exclude)
+    def _matches(self, name: str, entry: str, now: float) -> bool:
+        if not entry.startswith(UDEV_PREFIX):
+            return fnmatch.fnmatchcase(name, entry)
+        key, _, glob = entry[len(UDEV_PREFIX):].partition("=")
+        props = self._props.get(name)
+        if props is None or now - props[1] >= self.RECHECK_S:
+            props = (self.udev.properties(self.sysfs.dev_number(name)), now)
+            self._props[name] = props
+        value = props[0].get(key)
+        return value is not None and fnmatch.fnmatchcase(value, glob)
+
+    def managed(self, name: str, now: float | None = None) -> bool:
+        now = self.clock() if now is None else now
+        return any(self._matches(name, e, now) for e in self.include) and not any(
+            self._matches(name, e, now) for e in self.exclude)
 
     def scan(self) -> list[str]:
         now = self.clock()
         known: dict[str, tuple[bool, float]] = {}
-        for name in self.sysfs.devices():
-            if not self.managed(name):
+        names = self.sysfs.devices()
+        for name in names:
+            if not self.managed(name, now):
                 continue
             answer = self._known.get(name)
             if answer is None or now - answer[1] >= self.RECHECK_S:
                 answer = (self.sysfs.scheduled(name), now)
             known[name] = answer
         self._known = known
+        self._props = {n: p for n, p in self._props.items() if n in names}
         return [name for name, (scheduled, _) in known.items() if scheduled]
 
 
@@ -72,8 +92,8 @@ def build(config: DaemonConfig, source: Source, actuator: Actuator, sysfs: Block
           fallback_reason: str | None = None,
           clock: Callable[[], float] = time.monotonic,
           wall: Callable[[], float] = time.time, udev: UdevDb | None = None) -> Daemon:
-    selection = Selection(config.include, config.exclude, sysfs)
+    udev = udev or UdevDb()
+    selection = Selection(config.include, config.exclude, sysfs, udev=udev)
     observer = Observer(source, config.thresholds, selection.scan, sysfs)
     return Daemon(config, observer, selection, verdicts_for, actuator, sysfs,
-                  fallback_reason=fallback_reason, clock=clock, wall=wall,
-                  udev=udev or UdevDb())
+                  fallback_reason=fallback_reason, clock=clock, wall=wall, udev=udev)

@@ -7,7 +7,7 @@ Top level:
     probe_sample: 0.1              share of each window the BPF probe counts when the disks
                                    are busy (1: every request; README, Performance)
     devices:
-      include: ["*"]               block device name globs to manage
+      include: ["*"]               block device name globs to manage, or udev:KEY=GLOB
       exclude: ["loop*", "ram*", "zram*"]
     raid: []                       name globs of devices that are RAID arrays (knob rules)
     thresholds: PATH               class thresholds (default decision_matrices/thresholds.yaml)
@@ -35,6 +35,7 @@ from ..decide import DecideContext, ValidationError, config_from_doc, load_conte
 from ..home import HOME
 from ..located import Doc, Issue, describe
 from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
+from ..udevdb import PROPERTY_NAME, UDEV_PREFIX
 
 CHECKOUT_CONFIG = HOME / "deploy" / "ioaz.yaml"
 INSTALLED_CONFIG = Path("/etc/ioaz/ioaz.yaml")
@@ -95,6 +96,13 @@ def _globs(doc: Doc, path: tuple, issues: list[Issue]) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
         issues.append(doc.issue(path, f"expected a list of name globs, got {describe(v)}"))
         return ()
+    for i, x in enumerate(v):
+        if x.startswith(UDEV_PREFIX):
+            key, eq, glob = x[len(UDEV_PREFIX):].partition("=")
+            if not eq or not glob or not PROPERTY_NAME.match(key):
+                issues.append(doc.issue(path + (i,), f"{'.'.join(map(str, path))}: {x!r}: "
+                                        "expected udev:KEY=GLOB (a udev property such as "
+                                        "ID_MODEL, and a glob its value must match)"))
     return tuple(v)
 
 
