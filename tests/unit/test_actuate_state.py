@@ -70,3 +70,14 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path) -> None:
         s.put("sdc", {"scheduler": object()})  # not JSON: fails before the rename
     assert s.load() == {"sdb": {"scheduler": "bfq"}}
     assert [p.name for p in tmp_path.iterdir()] == [STATE_FILE]
+
+
+def test_a_directory_in_the_state_files_place_is_set_aside(tmp_path: Path) -> None:
+    (tmp_path / STATE_FILE).mkdir()
+    (tmp_path / STATE_FILE / "x").write_text("left by hand")
+    s = StateStore(tmp_path)
+    assert s.load() == {} and "a directory" in (s.last_set_aside or "")
+    s.put("sdc", {"scheduler": "none"})
+    assert StateStore(tmp_path).load() == {"sdc": {"scheduler": "none"}}
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith(f"{STATE_FILE}.corrupt-")]
+    assert len(aside) == 1 and (aside[0] / "x").read_text() == "left by hand"

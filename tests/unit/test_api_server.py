@@ -328,3 +328,34 @@ def test_version_and_defaults(capsys):
     with pytest.raises(SystemExit) as e:
         ioazctl.build_parser().parse_args(["--version"])
     assert e.value.code == 0 and capsys.readouterr().out.strip() == f"ioazctl {__version__}"
+
+
+def test_a_client_trickling_its_request_is_dropped_at_the_whole_requests_deadline(
+        tmp_path, monkeypatch):
+    """A byte every 0.2 s never lets a per-recv timeout of 0.5 s run out; the deadline is the
+    whole request's, so the server closes at about 0.5 s anyway (slowloris)."""
+    monkeypatch.setattr(server, "CLIENT_TIMEOUT_S", 0.5)
+    srv = server.start_api_server(StandIn(), tmp_path / "s.sock")
+    try:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(str(srv.path))
+            t0 = time.monotonic()
+            closed = None
+            for _ in range(25):                 # 5 s of trickle at most
+                try:
+                    s.sendall(b" ")
+                except OSError:                 # the server closed: EPIPE or reset
+                    closed = time.monotonic() - t0
+                    break
+                time.sleep(0.2)
+            assert closed is not None and closed < 2.0, closed
+        # a client that asks in time, one request after another, is served every time
+        with socket.socket(socket.AF_UNIX) as s:
+            s.settimeout(5)
+            s.connect(str(srv.path))
+            for _ in range(3):
+                time.sleep(0.3)
+                s.sendall(b'{"cmd": "ping"}\n')
+                assert json.loads(s.recv(65536))["ok"]
+    finally:
+        srv.close()

@@ -80,6 +80,8 @@ class StateStore:
             return {}
         except UnicodeDecodeError as e:
             return self._put_aside(f"not UTF-8 (byte {e.start})")
+        except IsADirectoryError:
+            return self._put_aside("a directory, not a file")
         try:
             data = json.loads(text)
         except (ValueError, RecursionError) as e:

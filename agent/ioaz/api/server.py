@@ -19,6 +19,7 @@ import os
 import socket
 import stat
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,10 @@ class ApiServer:
 
     def _serve(self, conn: socket.socket, who: peers.Peer, slot: bool) -> None:
         try:
-            conn.settimeout(CLIENT_TIMEOUT_S)
+            # A whole request must arrive within CLIENT_TIMEOUT_S, not each piece of it: a
+            # client trickling a byte every few seconds would otherwise hold its slot for ever
+            # (16 such clients locked every other non-root user out).
+            deadline = time.monotonic() + CLIENT_TIMEOUT_S
             buf = b""
             while True:
                 nl = buf.find(b"\n")
@@ -76,6 +80,10 @@ class ApiServer:
                                                   "request")))
                         _drain(conn)
                         return
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return
+                    conn.settimeout(left)
                     chunk = conn.recv(65536)
                     if not chunk:
                         if buf.strip():      # a last request without its newline
@@ -85,7 +93,9 @@ class ApiServer:
                     continue
                 line, buf = buf[:nl], buf[nl + 1:]
                 if line.strip():
+                    conn.settimeout(CLIENT_TIMEOUT_S)
                     conn.sendall(self._answer(line, who))
+                    deadline = time.monotonic() + CLIENT_TIMEOUT_S   # the next request's
         except (OSError, ValueError):
             pass   # timed out, reset, or went away: nothing to answer
         finally:
