@@ -70,3 +70,15 @@ def test_ioazd_check_exits_2_naming_the_line(tmp_path: Path) -> None:
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"{f}:3: socket {tmp_path}/plain/ioaz.sock: {tmp_path}/plain is a file" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_plain_start_refuses_what_check_finds_without_a_traceback(tmp_path: Path) -> None:
+    """Started by hand (not by the unit, which runs --check first), ioazd finds the same."""
+    (tmp_path / "plain").write_text("")
+    f = _config(tmp_path, socket=str(tmp_path / "plain" / "ioaz.sock"), dry_run="true",
+                probe="diskstats")
+    r = subprocess.run([sys.executable, "-m", "ioaz.daemon.main", "--config", str(f),
+                        "--windows", "1"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"{f}:3: socket {tmp_path}/plain/ioaz.sock: {tmp_path}/plain is a file" in r.stderr
+    assert "Traceback" not in r.stderr

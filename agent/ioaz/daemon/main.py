@@ -125,17 +125,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"ioazd: configuration refused:\n{e}", file=sys.stderr)
         return 2
-    if args.check:
-        from .preflight import problems
-        found = problems(config)
-        if found:
-            print("ioazd: the configuration is valid but cannot start as it is:\n"
-                  + "\n".join(found), file=sys.stderr)
-            return 2
-        print(f"ioazd: {config.file}: configuration OK")
-        return 0
     if args.restore:
         return 0 if config.dry_run else restore_only(config)
+    # What --check finds (a taken port, a blocked socket path, a state directory that cannot
+    # be written) is looked for at every start too: started by hand, not by the unit, ioazd
+    # must refuse with the setting's line rather than fail half-way with a traceback.
+    from .preflight import problems
+    found = problems(config)
+    if found:
+        print("ioazd: the configuration is valid but cannot start as it is:\n"
+              + "\n".join(found), file=sys.stderr)
+        return 2
+    if args.check:
+        print(f"ioazd: {config.file}: configuration OK")
+        return 0
     if args.windows is not None and args.windows < 1:
         print(f"ioazd: --windows {args.windows}: must be at least 1", file=sys.stderr)
         return 2
@@ -164,7 +167,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     services = []
     try:
         daemon.start()
-        services = start_services(daemon)
+        try:
+            services = start_services(daemon)
+        except OSError as e:      # taken between the preflight and now
+            print(f"ioazd: cannot serve: {e}", file=sys.stderr)
+            return 2
         n = 0
         next_t = time.monotonic() + config.window_s
         while not stop.is_set():
