@@ -184,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     daemon.control_reload()
                 except ValueError as e:
                     log.error(str(e))
+                except Exception as e:   # a reload must never end the daemon that serves
+                    log.error(json.dumps({"event": "reload_failed",
+                                          "error": f"{type(e).__name__}: {e}"}))
             daemon.window()
             n += 1
             if n == 1:
