@@ -3,11 +3,13 @@ FILE:LINE: a taken or foreign metrics address, an unusable socket path, a state 
 cannot be written. Real sockets and directories; nothing is changed by the check."""
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from ioaz.daemon.config import load_config
 from ioaz.daemon.preflight import MAX_SOCKET_PATH, problems
 
@@ -82,3 +84,28 @@ def test_a_plain_start_refuses_what_check_finds_without_a_traceback(tmp_path: Pa
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"{f}:3: socket {tmp_path}/plain/ioaz.sock: {tmp_path}/plain is a file" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_a_state_directory_on_a_read_only_mount_is_refused_at_start(tmp_path: Path) -> None:
+    """Reliability 3.11: a read-only state directory was a traceback from the socket bind."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a read-only tmpfs needs root")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(ro)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    try:
+        # (not a dry run: a dry run never writes its state, and is not refused for it)
+        f = _config(tmp_path, state_dir=str(ro / "state"), socket=str(tmp_path / "s.sock"),
+                    probe="diskstats")
+        for args in (["--check"], ["--windows", "1"]):
+            r = subprocess.run([sys.executable, "-m", "ioaz.daemon.main", "--config", str(f),
+                                *args], capture_output=True, text=True, timeout=60)
+            assert r.returncode == 2, r.stdout + r.stderr
+            assert f"{f}:2: state_dir {ro}/state: {ro} is on a read-only file system" in \
+                r.stderr, r.stderr
+            assert "Traceback" not in r.stderr
+    finally:
+        subprocess.run(["umount", str(ro)], check=False)

@@ -98,8 +98,9 @@ def _directory_problem(directory: Path) -> str | None:
         d = d.parent
     if not d.is_dir():
         return f"{d} is a file, not a directory"
-    if not os.access(d, os.W_OK | os.X_OK):
-        return f"{d} cannot be written to (as user {os.geteuid()})"
+    # the mount first: access() fails on it too, and would hide why
     if os.statvfs(d).f_flag & os.ST_RDONLY:
         return f"{d} is on a read-only file system"
+    if not os.access(d, os.W_OK | os.X_OK):
+        return f"{d} cannot be written to (as user {os.geteuid()})"
     return None
