@@ -81,3 +81,13 @@ def test_a_directory_in_the_state_files_place_is_set_aside(tmp_path: Path) -> No
     assert StateStore(tmp_path).load() == {"sdc": {"scheduler": "none"}}
     aside = [p for p in tmp_path.iterdir() if p.name.startswith(f"{STATE_FILE}.corrupt-")]
     assert len(aside) == 1 and (aside[0] / "x").read_text() == "left by hand"
+
+
+def test_a_state_file_of_another_version_is_still_restored(tmp_path: Path) -> None:
+    """Reliability 3.5: a file written by another version (99) holds originals all the same;
+    putting them back beats ignoring them."""
+    (tmp_path / STATE_FILE).write_text(json.dumps(
+        {"version": 99, "devices": {"sdc": {"scheduler": "mq-deadline", "changed": []}}}))
+    s = StateStore(tmp_path)
+    assert s.load() == {"sdc": {"scheduler": "mq-deadline", "changed": []}}
+    assert s.set_aside == 0

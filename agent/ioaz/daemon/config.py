@@ -186,6 +186,10 @@ def load_config(path: os.PathLike | str | None = None,
                 issues.append(doc.issue((key,), f"{key}: expected a path, got {describe(v)}"))
             else:
                 setattr(cfg, attr, (base / v) if not os.path.isabs(v) else Path(v))
+    if "thresholds" in data and isinstance(data["thresholds"], str) and data["thresholds"] \
+            and not cfg.thresholds_file.is_file():
+        why = "no such file" if not cfg.thresholds_file.exists() else "not a regular file"
+        issues.append(doc.issue(("thresholds",), f"thresholds {cfg.thresholds_file}: {why}"))
     if "metrics" in data:
         m = data["metrics"]
         listen = m.get("listen") if isinstance(m, dict) else None
