@@ -281,3 +281,91 @@ def test_a_hand_broken_state_entry_fails_that_device_only(act: Actuator,
     assert "sdb" not in results and act.state.set_aside == 1
     assert "sdb: scheduler is None" in (act.state.last_set_aside or "")
     assert results["sdc"].restored
+
+
+def _tmpfs(where: Path, size: str = "64k") -> None:
+    import os
+    import subprocess
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    where.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+
+
+def _umount(where: Path) -> None:
+    import subprocess
+    subprocess.run(["umount", str(where)], capture_output=True, check=False)
+
+
+@pytest.mark.parametrize("how", ["full", "read-only"])
+def test_a_state_dir_that_cannot_be_written_at_restore_says_the_values_are_back(
+        kernel: FakeKernel, tmp_path: Path, how: str) -> None:
+    """Reliability 3.10 and 3.12: the state directory fills up or turns read-only after the
+    switches. Restore puts every value back and says so (restored), and says the state file
+    could not be updated (state_kept), rather than 'restored: false'. The next start finds
+    nothing left to write and clears the entry."""
+    import subprocess
+    run = tmp_path / "run"
+    _tmpfs(run)
+    try:
+        kernel.add_device("sdc", active="mq-deadline", dev="8:32")
+        act = Actuator(kernel, StateStore(run))
+        act.apply("sdb", Realisation("bfq", {}), QueueSettings())
+        act.apply("sdc", Realisation("bfq", {}), QueueSettings())
+        if how == "full":
+            import os
+            fd = os.open(run / "filler", os.O_WRONLY | os.O_CREAT)
+            try:
+                while os.write(fd, b"\0" * 4096):
+                    pass
+            except OSError:
+                pass        # full
+            finally:
+                os.close(fd)
+            want = "No space left"
+        else:
+            subprocess.run(["mount", "-o", "remount,ro", str(run)], check=True)
+            want = "Read-only file system"
+        r = act.restore("sdb")
+        assert r.restored and kernel.scheduler("sdb").active == "mq-deadline", r.errors
+        assert r.state_kept is not None and want in r.state_kept, r.state_kept
+        if how == "read-only":
+            subprocess.run(["mount", "-o", "remount,rw", str(run)], check=True)
+        else:
+            (run / "filler").unlink()
+        # the next start: sdb's entry is still there, and nothing of it is left to write
+        kernel.log.clear()
+        again = {x.device: x for x in Actuator(kernel, StateStore(run)).restore_all()}
+        assert again["sdb"].restored and again["sdb"].state_kept is None
+        assert not [k for d, k, _ in kernel.log if d == "sdb"]
+    finally:
+        _umount(run)
+
+
+def test_no_switch_without_room_to_save_the_originals(kernel: FakeKernel, tmp_path: Path) -> None:
+    """Reliability 3.9: a state directory full before the first switch. The switch is refused
+    with the reason and the disk left as it was: a change whose originals cannot be kept is
+    a change that a crash could not undo."""
+    import os
+    run = tmp_path / "run"
+    _tmpfs(run, "16k")
+    try:
+        fd = os.open(run / "filler", os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096):
+                pass
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        r = Actuator(kernel, StateStore(run)).apply("sdb", Realisation("bfq", {}),
+                                                    QueueSettings())
+        assert not r.ok and not r.switched
+        why = " ".join(r.errors)
+        assert "cannot save its original settings" in why and "No space left" in why, why
+        assert kernel.scheduler("sdb").active == "mq-deadline"
+    finally:
+        _umount(run)

@@ -426,9 +426,13 @@ class Actuator:
             self._restore_value(res, key, queue[key])
 
         if res.ok:
-            self.state.remove(device)
-            self.last_written.pop(device, None)
             res.restored = True
+            self.last_written.pop(device, None)
+            try:
+                self.state.remove(device)
+            except OSError as e:
+                # the values are back whatever the file says: say that, not "not restored"
+                res.state_kept = f"{self.state.path}: {e.strerror or e}"
 
     def _restore_value(self, res: RestoreResult, key: str, value: str) -> None:
         device = res.device

@@ -100,6 +100,9 @@ class RestoreResult:
     restored: bool = False      # every saved value is back and the state entry is gone
     vanished: bool = False      # the device is gone; the entry stays until it can be restored
     replaced: bool = False      # another disk has the name now: nothing written, entry dropped
+    # every value is back but the state file could not be updated (full, read-only): why.
+    # The entry stays, and the next start finds nothing left to write and clears it.
+    state_kept: str | None = None
     steps: list[WriteStep] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 

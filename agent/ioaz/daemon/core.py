@@ -316,7 +316,8 @@ class Daemon:
                     out.append({"device": name, "restored": False,
                                 "why": "manual: left as the administrator set it"})
             for r in self.actuator.restore_all():
-                out.append({"device": r.device, "restored": r.restored, "errors": r.errors})
+                out.append({"device": r.device, "restored": r.restored, "errors": r.errors,
+                            **({"state_not_cleared": r.state_kept} if r.state_kept else {})})
             log.info(json.dumps({"event": "stop", "restore": out}))
         return out
 
