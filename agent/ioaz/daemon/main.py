@@ -104,7 +104,8 @@ def restore_only(config: DaemonConfig) -> int:
     for r in results:
         log.warning(json.dumps({"event": "restore_after_exit", "device": r.device,
                                 "restored": r.restored, "vanished": r.vanished,
-                                "replaced": r.replaced, "errors": r.errors}))
+                                "replaced": r.replaced, "errors": r.errors,
+                                "state_not_cleared": r.state_kept}))
     return 0 if all(r.ok for r in results) else 1
 
 
@@ -153,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for r in recover(config.state_dir, actuator=actuator):
             log.warning(json.dumps({"event": "crash_recovery", "device": r.device,
                                     "restored": r.restored, "vanished": r.vanished,
-                                    "replaced": r.replaced, "errors": r.errors}))
+                                    "replaced": r.replaced, "errors": r.errors,
+                                "state_not_cleared": r.state_kept}))
     try:
         source, why = open_source(config.probe, config.sample_plan(), sysfs)
     except Exception as e:
