@@ -155,7 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             log.warning(json.dumps({"event": "crash_recovery", "device": r.device,
                                     "restored": r.restored, "vanished": r.vanished,
                                     "replaced": r.replaced, "errors": r.errors,
-                                "state_not_cleared": r.state_kept}))
+                                    "state_not_cleared": r.state_kept}))
     try:
         source, why = open_source(config.probe, config.sample_plan(), sysfs)
     except Exception as e:
