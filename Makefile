@@ -93,6 +93,7 @@ testbed: deps bpf
 # Long experiments (hours): their figures go to the results documents (docs/).
 bench: deps bpf testbed
 	$(VENV)/bin/ioaz-lab bench probe && $(VENV)/bin/ioaz-lab bench daemon && \
+	$(VENV)/bin/ioaz-lab bench scale && $(VENV)/bin/ioaz-lab bench soak && \
 	$(VENV)/bin/ioaz-lab bench report --real --out reports && $(VENV)/bin/ioaz-lab bench learn && \
 	$(VENV)/bin/ioaz-lab bench testbed --out reports
 

@@ -36,11 +36,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--rounds", type=int, default=None,
                    help="probe: alternations with/without (default 5); testbed: rounds of "
                         "every contender (default 3)")
-    p.add_argument("--seconds", type=float, default=4.0, help="length of each fio run")
+    p.add_argument("--seconds", type=float, default=None,
+                   help="length of each fio run (default 4); scale: windows (60); soak: the "
+                        "run (1800)")
     p.add_argument("--sample", type=float, default=None, metavar="FRACTION",
                    help="probe/daemon: the probe's sampled fraction of each second (default: "
                         "ioazd's default; 1: always on, every request seen)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--devices", type=int, default=None,
+                   help="scale, soak: how many loop devices (default 200, 8)")
     # report (ioaz.lab.report_suites)
     p.add_argument("--quick", action="store_true", help="report: short runs (make test)")
     p.add_argument("--real", action="store_true",
@@ -270,6 +274,42 @@ def bench_daemon(args: argparse.Namespace) -> dict:
             "max_ms": max(cpu) * 1e3, "switches": switched}
 
 
+@suite("scale")
+def bench_scale(args: argparse.Namespace) -> dict:
+    """--devices loop devices (default 200) under ioazd's window loop for --seconds windows
+    (default 60), 30% busy, a fifth of the idle ones replaced by new disks every 5 windows
+    (ioaz.lab.bench_scale)."""
+    from . import bench_scale as b
+    r = b.scale(args.devices or 200, int(args.seconds), sample=args.sample)
+    if not args.json:
+        print(f"{r['devices']} devices ({r['busy']} busy), {r['windows']} windows of "
+              f"{r['window_s']:g} s, {r['detached']} detached and {r['attached']} attached "
+              f"while running: window median {r['window_ms_median']:.1f} ms, max "
+              f"{r['window_ms_max']:.1f} ms, {r['windows_over_length']} over the window's "
+              f"length; RSS {r['rss_kb_first_last'][0]} -> {r['rss_kb_first_last'][1]} KiB, "
+              f"descriptors {r['fds_first_last'][0]} -> {r['fds_first_last'][1]}, threads "
+              f"{r['threads_first_last'][0]} -> {r['threads_first_last'][1]}; not restored: "
+              f"{len(r['not_restored'])}, not back as found: {len(r['not_back'])}")
+    return r
+
+
+@suite("soak")
+def bench_soak(args: argparse.Namespace) -> dict:
+    """--devices loop devices (default 8), the workload changing every 20 s, for --seconds
+    (default 1800) (ioaz.lab.bench_scale)."""
+    from . import bench_scale as b
+    r = b.soak(args.devices or 8, args.seconds, sample=args.sample)
+    if not args.json:
+        print(f"{r['devices']} devices, {r['seconds']:g} s, {r['phases']} phases of "
+              f"{r['phase_s']:g} s, {r['windows']} windows, {r['switches']} switches, "
+              f"{r['errors']} errors; after the first phase -> at the end: RSS "
+              f"{r['rss_kb_warm_last'][0]} -> {r['rss_kb_warm_last'][1]} KiB, descriptors "
+              f"{r['fds_warm_last'][0]} -> {r['fds_warm_last'][1]}, threads "
+              f"{r['threads_warm_last'][0]} -> {r['threads_warm_last'][1]}; not restored: "
+              f"{len(r['not_restored'])}, not back as found: {len(r['not_back'])}")
+    return r
+
+
 @suite("stall")
 def bench_stall(args: argparse.Namespace) -> dict:
     from ..actuate import bench as stall
@@ -333,12 +373,15 @@ def bench_report(args: argparse.Namespace) -> dict:
 
 # suites that need neither root nor BPF (report needs root only with --real)
 NO_ROOT = {"report"}
+SECONDS = {"scale": 60.0, "soak": 1800.0}     # --seconds when not given; else 4
 
 
 def run(args: argparse.Namespace) -> int:
     if os.geteuid() != 0 and (args.suite not in NO_ROOT or getattr(args, "real", False)):
         print("ioaz-lab bench: needs root (loop devices, BPF)", file=sys.stderr)
         return 2
+    if args.seconds is None:
+        args.seconds = SECONDS.get(args.suite, 4.0)
     try:
         r = SUITES[args.suite](args)
     except ValueError as e:   # bad arguments found once the suite looks at them

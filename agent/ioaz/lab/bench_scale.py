@@ -1,0 +1,222 @@
+"""ioazd at scale and over time, on the real kernel (reliability.md sections 5 and 6).
+
+scale: many loop devices under ioazd's own window loop (the daemon as compose.build makes it,
+the BPF probe as ioazd loads it), a share of them busy, and every few windows some detached
+and as many new ones attached. Per window: its wall time against the window's length; the
+process's resident memory, descriptors and threads; at the end every device is put back.
+
+soak: a few devices whose workload changes every PHASE seconds (random readers, one
+sequential reader, one writer, idle, in turn), for as long as asked: memory, descriptors and
+threads at the start against the end, switches made, everything put back.
+
+Both measure the process they run in, which is the daemon's (the fio loads are children).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import statistics
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..sysblock import ROTATIONAL, SCHEDULER, BlockSysfs
+from .loops import Loops
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _sample() -> dict[str, int]:
+    return {"rss_kb": _rss_kb(), "fds": _fds(), "threads": threading.active_count()}
+
+
+def _fio(dev: str, rw: str, seconds: float, jobs: int = 1, bs: str = "4k") -> subprocess.Popen:
+    return subprocess.Popen(
+        ["fio", "--name=load", f"--filename=/dev/{dev}", "--direct=1", f"--rw={rw}",
+         f"--bs={bs}", "--ioengine=psync", f"--numjobs={jobs}", f"--runtime={seconds:g}",
+         "--time_based", "--rate_iops=200"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+@contextmanager
+def _daemon(devs: list[str], window_s: float, sample: float | None,
+            out: dict[str, Any]) -> Iterator[Any]:
+    """ioazd's daemon over these devices (name globs), with the BPF probe, in a state
+    directory of its own; stopped on the way out, every device put back (what stop() said
+    goes to out["stop"])."""
+    from ..actuate import Actuator, StateStore
+    from ..daemon.compose import build
+    from ..daemon.config import load_config
+    from ..probe.bpf_source import BpfSource
+    from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
+    from ..sysblock import BlockSysfs
+
+    logging.getLogger("ioaz").setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg_file = Path(tmp) / "ioaz.yaml"
+        cfg_file.write_text(f"window_s: {window_s}\nstate_dir: {tmp}/state\n"
+                            f"devices: {{include: [{', '.join(devs)}], exclude: []}}\n"
+                            "decide: {hysteresis_windows: 2, min_dwell_s: 2, cooldown_s: 1}\n")
+        cfg = load_config(cfg_file)
+        sysfs = BlockSysfs()
+        src = BpfSource(sample=SamplePlan(DEFAULT_FRACTION if sample is None else sample)).open()
+        daemon = build(cfg, src, Actuator(sysfs, StateStore(Path(tmp) / "state")), sysfs)
+        try:
+            daemon.start()
+            yield daemon
+        finally:
+            out["stop"] = daemon.stop()
+            src.close()
+
+
+def _not_restored(stop: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What stop() could not put back on a device that is still there (a detached loop
+    device's settings went with it)."""
+    return [r for r in stop if not r.get("restored") and "manual" not in r.get("why", "")
+            and BlockSysfs().exists(r["device"])]
+
+
+def _originals(devs: list[str]) -> dict[str, str]:
+    """Each device's scheduler line, as the kernel shows it (the active one in brackets)."""
+    sysfs = BlockSysfs()
+    return {d: sysfs.read(d, SCHEDULER) for d in devs}
+
+
+def _attach(f: Path) -> str:
+    return os.path.basename(subprocess.run(["losetup", "-f", "--show", str(f)], check=True,
+                                           capture_output=True, text=True).stdout.strip())
+
+
+def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
+          churn_every: int = 5, churn: int = 0, sample: float | None = None) -> dict[str, Any]:
+    """n loop devices, busy_share of them read at random; every churn_every windows `churn`
+    idle ones are detached and as many new ones attached (the kernel gives the new ones the
+    names just freed: a name that comes back is another disk)."""
+    churn = churn if churn else max(1, n // 5)
+    rounds = windows // max(1, churn_every)
+    files = []
+    for i in range(churn * rounds):
+        f = Path("/dev/shm") / f"ioaz-scale-{os.getpid()}-{i}.img"
+        with open(f, "wb") as fh:
+            fh.truncate(16 << 20)
+        files.append(f)
+    out: dict[str, Any] = {}
+    new: list[str] = []
+    try:
+        with Loops(n, 64) as devs:
+            originals = _originals(devs)
+            busy = devs[:max(1, int(n * busy_share))]
+            loads = [_fio(d, "randread", windows * window_s + 5) for d in busy]
+            times: list[float] = []
+            samples: list[dict[str, int]] = []
+            idle = [d for d in devs if d not in busy]
+            attached = list(devs)
+            detached = 0
+            try:
+                # by name, never loop*: other loop devices on this machine are not ours
+                with _daemon(attached, window_s, sample, out) as daemon:
+                    for w in range(windows):
+                        t0 = time.monotonic()
+                        daemon.window()
+                        times.append(time.monotonic() - t0)
+                        samples.append(_sample())
+                        if churn_every and (w + 1) % churn_every == 0 and files:
+                            for d in idle[:churn]:
+                                subprocess.run(["losetup", "-d", f"/dev/{d}"],
+                                               capture_output=True)
+                                attached.remove(d)
+                                detached += 1
+                            idle = idle[churn:]
+                            for _ in range(min(churn, len(files))):
+                                d = _attach(files.pop(0))
+                                new.append(d)
+                                attached.append(d)
+                                originals[d] = _originals([d])[d]
+                            daemon.selection.update(attached, [])   # as a reload would
+                        time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
+                    managed = len(daemon.devices)
+            finally:
+                for p in loads:
+                    p.kill()
+                    p.wait()
+            there = [d for d in originals if BlockSysfs().exists(d)]
+            not_back = sorted(d for d, now in _originals(there).items() if now != originals[d])
+    finally:
+        for d in new:
+            subprocess.run(["losetup", "-d", f"/dev/{d}"], capture_output=True)
+        for f in Path("/dev/shm").glob(f"ioaz-scale-{os.getpid()}-*.img"):
+            f.unlink(missing_ok=True)
+    return {"devices": n, "windows": windows, "window_s": window_s, "busy": len(busy),
+            "detached": detached, "attached": len(new), "managed_at_end": managed,
+            "window_ms_median": statistics.median(times) * 1e3,
+            "window_ms_max": max(times) * 1e3,
+            "windows_over_length": sum(t > window_s for t in times),
+            "rss_kb_first_last": [samples[0]["rss_kb"], samples[-1]["rss_kb"]],
+            "fds_first_last": [samples[0]["fds"], samples[-1]["fds"]],
+            "threads_first_last": [samples[0]["threads"], samples[-1]["threads"]],
+            "not_restored": _not_restored(out.get("stop", [])), "not_back": not_back}
+
+
+PHASES = (("randread", 8, "4k"), ("read", 1, "128k"), ("write", 1, "128k"), (None, 0, ""))
+
+
+def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
+         sample: float | None = None) -> dict[str, Any]:
+    """n loop devices whose workload changes every phase_s (PHASES in turn), for `seconds`."""
+    with Loops(n, 256) as devs:
+        # loops over /dev/shm say they do not spin; as disks that do, they get IOAZ's tables,
+        # whose cells differ from workload to workload (the soak is about switching)
+        for d in devs:
+            BlockSysfs().write(d, ROTATIONAL, "1")
+        originals = _originals(devs)
+        samples: list[dict[str, int]] = []
+        loads: list[subprocess.Popen] = []
+        t_end = time.monotonic() + seconds
+        phase = 0
+        next_phase = time.monotonic()
+        out: dict[str, Any] = {}
+        try:
+            with _daemon(devs, window_s, sample, out) as daemon:
+                while time.monotonic() < t_end:
+                    t0 = time.monotonic()
+                    if t0 >= next_phase:
+                        for p in loads:
+                            p.wait()
+                        rw, jobs, bs = PHASES[phase % len(PHASES)]
+                        left = min(phase_s, t_end - t0)
+                        loads = [_fio(d, rw, left, jobs, bs) for d in devs] if rw else []
+                        phase += 1
+                        next_phase = t0 + phase_s
+                    daemon.window()
+                    samples.append(_sample())
+                    time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
+                switches = sum(sum(r.switches.values()) for r in daemon.devices.values())
+                errors = sum(r.errors for r in daemon.devices.values())
+        finally:
+            for p in loads:
+                p.kill()
+                p.wait()
+        now = _originals(devs)
+    warm = samples[min(len(samples) - 1, int(phase_s / window_s))]   # after the first phase
+    return {"devices": n, "seconds": seconds, "phase_s": phase_s, "phases": phase,
+            "windows": len(samples), "switches": switches, "errors": errors,
+            "rss_kb_warm_last": [warm["rss_kb"], samples[-1]["rss_kb"]],
+            "fds_warm_last": [warm["fds"], samples[-1]["fds"]],
+            "threads_warm_last": [warm["threads"], samples[-1]["threads"]],
+            "not_restored": _not_restored(out.get("stop", [])),
+            "not_back": sorted(d for d in devs if now[d] != originals[d])}

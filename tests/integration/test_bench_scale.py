@@ -1,0 +1,37 @@
+"""The short versions of `ioaz-lab bench scale` and `bench soak` (ioaz.lab.bench_scale; the
+long ones are in `make bench`): ioazd's window loop over many loop devices with disks
+detached and attached while it runs, and over a few devices whose workload keeps changing.
+Every window inside its length, descriptors and threads flat, every device put back."""
+from __future__ import annotations
+
+import pytest
+from conftest import need_root, need_tool
+
+
+@pytest.mark.root
+def test_many_devices_some_coming_and_going():
+    need_root()
+    need_tool("fio")
+    from ioaz.lab.bench_scale import scale
+    r = scale(24, 12, window_s=1.0, churn_every=4, churn=3)
+    print(r)
+    assert r["detached"] == 9 and r["attached"] == 9
+    assert r["managed_at_end"] == 24, r
+    assert r["windows_over_length"] == 0, r
+    assert r["fds_first_last"][1] - r["fds_first_last"][0] <= 4, r
+    assert r["threads_first_last"][1] == r["threads_first_last"][0], r
+    assert r["not_restored"] == [] and r["not_back"] == [], r
+
+
+@pytest.mark.root
+def test_a_changing_workload_leaves_nothing_behind():
+    need_root()
+    need_tool("fio")
+    from ioaz.lab.bench_scale import soak
+    r = soak(3, 24.0, phase_s=6.0, window_s=0.5)
+    print(r)
+    assert r["phases"] == 4 and r["switches"] >= 3 and r["errors"] == 0, r
+    assert r["fds_warm_last"][1] - r["fds_warm_last"][0] <= 2, r
+    assert r["threads_warm_last"][1] == r["threads_warm_last"][0], r
+    assert r["rss_kb_warm_last"][1] - r["rss_kb_warm_last"][0] < 8 << 10, r
+    assert r["not_restored"] == [] and r["not_back"] == [], r
