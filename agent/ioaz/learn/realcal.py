@@ -307,7 +307,7 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
             todo = [j for j in jobs if (j[0].id, j[1], j[2]) not in ds.done]
             if todo:
                 # The first run after start-up pays for cold caches and a cold probe
-                # (docs/testbed.md, "Calibrated on the real kernel", says how much): run it
+                # (docs/testbed.md, "The first kernel calibration", says how much): run it
                 # once unrecorded, so that no candidate is judged on it.
                 w, cd, _ = todo[0]
                 q.set(*cands[cd])
