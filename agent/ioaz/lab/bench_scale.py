@@ -136,16 +136,17 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
                         times.append(time.monotonic() - t0)
                         samples.append(_sample())
                         if churn_every and (w + 1) % churn_every == 0 and files:
-                            for d in idle[:churn]:
+                            gone, idle = idle[:churn], idle[churn:]
+                            for d in gone:
                                 subprocess.run(["losetup", "-d", f"/dev/{d}"],
                                                capture_output=True)
                                 attached.remove(d)
                                 detached += 1
-                            idle = idle[churn:]
-                            for _ in range(min(churn, len(files))):
+                            for _ in range(min(len(gone), len(files))):   # as many back
                                 d = _attach(files.pop(0))
                                 new.append(d)
                                 attached.append(d)
+                                idle.append(d)
                                 originals[d] = _originals([d])[d]
                             daemon.selection.update(attached, [])   # as a reload would
                         time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
