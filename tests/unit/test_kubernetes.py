@@ -27,10 +27,13 @@ def docs() -> dict[str, dict]:
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_the_core_kinds_are_valid_kubernetes(version: str) -> None:
+    checked = set()
     for d in docs().values():
         if d["apiVersion"].startswith("monitoring.coreos.com/"):
             continue
         kv.validate(d, version, strict=True)        # raises on any schema error
+        checked.add(d["kind"])
+    assert checked == {"Namespace", "ConfigMap", "DaemonSet", "Service"}, checked
 
 
 def test_the_validator_catches_a_broken_daemonset() -> None:
