@@ -67,6 +67,64 @@ def test_dd_and_sysbench_and_disk_stat() -> None:
     assert measure.disk_mb_s(before, after, 2.0) == pytest.approx(4000 * 512 / 2 / 1e6)
 
 
+# pgbench's and dbench's reports (the end of dbench's), from the testbed guest (PostgreSQL 15,
+# dbench 4.0 of Debian 12)
+PGBENCH_OUT = """pgbench (15.20 (Debian 15.20-0+deb12u1))
+transaction type: <builtin: select only>
+scaling factor: 150
+query mode: simple
+number of clients: 8
+number of threads: 2
+maximum number of tries: 1
+duration: 10 s
+number of transactions actually processed: 553
+number of failed transactions: 0 (0.000%)
+latency average = 143.871 ms
+initial connection time = 200.745 ms
+tps = 55.605418 (without initial connection time)
+"""
+DBENCH_OUT = """ ReadX          10975     0.040    30.348
+ LockX             24     0.244     4.419
+ UnlockX           24     0.176     3.789
+ Flush            440    68.942   125.964
+
+Throughput 20.345 MB/sec  4 clients  4 procs  max_latency=125.998 ms
+"""
+
+# postmark 1.51's report (Debian's 1.53 package), as the binary printed it on this host
+POSTMARK_OUT = """PostMark v1.51 : 8/14/01
+Reading configuration from file '/tmp/pm.cfg'
+Creating files...Done
+Performing transactions..........Done
+Deleting files...Done
+Time:
+\t1 seconds total
+\t1 seconds of transactions (2000 per second)
+
+Data:
+\t5.96 megabytes read (5.96 megabytes per second)
+\t9.60 kilobytes written (9.60 kilobytes per second)
+wall 100.25 102.75
+"""
+
+
+def test_application_parsers() -> None:
+    """postmark: its bytes (in the unit it chose for each) over the script's wall time, not its
+    whole seconds; pgbench: tps; dbench: its throughput line; each refuses output without it."""
+    assert measure.postmark(POSTMARK_OUT) == pytest.approx(
+        (5.96 * 1024 ** 2 + 9.60 * 1024) / 2.5 / 1e6)
+    with pytest.raises(ValueError, match="no wall-time line"):
+        measure.postmark(POSTMARK_OUT.replace("wall 100.25 102.75\n", ""))
+    with pytest.raises(ValueError, match="no postmark bytes read"):
+        measure.postmark("Error: could not create directory\n")
+    assert measure.pgbench(PGBENCH_OUT) == pytest.approx(55.605418)
+    with pytest.raises(ValueError, match="no pgbench tps"):
+        measure.pgbench("pgbench: error: connection to server failed\n")
+    assert measure.dbench(DBENCH_OUT) == pytest.approx(20.345)
+    with pytest.raises(ValueError, match="no dbench throughput"):
+        measure.dbench("ERROR: failed to open /usr/share/dbench/client.txt\n")
+
+
 def test_confidence_interval() -> None:
     s = measure.summarize([10.0, 12.0, 11.0])
     assert s.mean == pytest.approx(11.0)

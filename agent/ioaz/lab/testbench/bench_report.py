@@ -224,7 +224,7 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                              m["disk_mb_s"],
                              m.get("vs_oracle"), _pct(m.get("cpu_busy")),
                              _pct(m.get("ioazd_cpu")), m["failed"]))
-            s.table(["contender", "MB/s", "x best static", "p99 ms", "p99 x best",
+            s.table(["contender", BY_NAME[w].unit, "x best static", "p99 ms", "p99 x best",
                      "disk MB/s", "x oracle", "guest CPU busy", "ioazd's CPU", "failed"],
                     rows, digits=3)
             for c, m in r["contenders"].items():

@@ -1,9 +1,10 @@
 """What one testbed run measured, read from the files the guest left (guest_bench.py), and the
 statistics over repeated runs.
 
-Every run gives the application's own figure (fio's or sysbench's bytes, dd's rate) and the
-disk's: bytes moved over the run per the block layer's stat file, which is how S measures its
-throughput tests (iostat) and the one figure every workload has in common.
+Every run gives the application's own figure (the bytes of fio, sysbench, postmark or dbench,
+dd's rate, pgbench's transactions) and the disk's: bytes moved over the run per the block layer's
+stat file, which is how S measures its throughput tests (iostat) and the one figure every workload
+has in common.
 """
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 
 
 @dataclass(frozen=True)
 class Measured:
-    mb_s: float                    # the application's throughput (MB = 1e6 bytes)
+    mb_s: float                    # the application's throughput, in its workload's unit
+                                   # (MB/s, MB = 1e6 bytes; pgbench: transactions/s)
     p99_ms: float | None           # the application's 99th percentile latency, when it has one
     disk_mb_s: float               # bytes the disk moved over the run's wall time
     phases: dict[str, float]       # a mix's per-phase MB/s
@@ -72,6 +74,41 @@ def sysbench(text: str) -> tuple[float, float | None]:
             float(p.group(1)) if p else None)
 
 
+def pgbench(text: str) -> float:
+    """Transactions per second (pgbench's own, without the connection time)."""
+    m = re.search(r"^tps = ([\d.]+)", text, re.MULTILINE)
+    if not m:
+        raise ValueError(f"no pgbench tps in {text[-300:]!r}")
+    return float(m.group(1))
+
+
+def dbench(text: str) -> float:
+    """dbench's own throughput line, in its MB/sec."""
+    m = re.search(r"^Throughput ([\d.]+) MB/sec", text, re.MULTILINE)
+    if not m:
+        raise ValueError(f"no dbench throughput in {text[-300:]!r}")
+    return float(m.group(1))
+
+
+_POSTMARK_UNITS = {"bytes": 1, "kilobytes": 1024, "megabytes": 1024 ** 2, "gigabytes": 1024 ** 3}
+
+
+def postmark(text: str) -> float:
+    """MB/s: the bytes postmark read and wrote over the run's wall time (the script's `wall T0
+    T1` line; postmark's own times are whole seconds)."""
+    moved = 0.0
+    for what in ("read", "written"):
+        m = re.search(rf"^\s*([\d.]+) (bytes|kilobytes|megabytes|gigabytes) {what} \(",
+                      text, re.MULTILINE)
+        if not m:
+            raise ValueError(f"no postmark bytes {what} in {text[-300:]!r}")
+        moved += float(m.group(1)) * _POSTMARK_UNITS[m.group(2)]
+    w = re.search(r"^wall ([\d.]+) ([\d.]+)$", text, re.MULTILINE)
+    if not w:
+        raise ValueError(f"no wall-time line after postmark's report in {text[-300:]!r}")
+    return moved / max(float(w.group(2)) - float(w.group(1)), 1e-9) / 1e6
+
+
 def disk_mb_s(before: Sequence[int], after: Sequence[int], wall_s: float) -> float:
     sectors = (after[2] - before[2]) + (after[6] - before[6])
     return sectors * SECTOR / max(wall_s, 1e-9) / 1e6
@@ -89,6 +126,12 @@ def run(raw: Path, line: Mapping[str, Any], parser: str, disk: str,
         mb_s = dd(text)
     elif parser == "sysbench":
         mb_s, p99 = sysbench(text)
+    elif parser == "pgbench":
+        mb_s = pgbench(text)
+    elif parser == "dbench":
+        mb_s = dbench(text)
+    elif parser == "postmark":
+        mb_s = postmark(text)
     else:
         raise ValueError(f"unknown parser {parser!r}")
     return Measured(mb_s, p99, disk_mb_s(line["stat_before"][disk], line["stat_after"][disk],

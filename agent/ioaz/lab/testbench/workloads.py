@@ -3,7 +3,8 @@
 Two model disks: RAW (testbed disk 0) takes the fio mixes on the raw device, laid out as the
 simulator's workloads lay theirs out (sim/workloads.py), so that the simulator can run the same
 thing on the same model, and the zeroing of IOAZ 4.2 further in; FS (disk 1) holds an ext4 file
-system for the programs that use files (S's throughput tests, sysbench, postmark, dbench).
+system for the programs that use files (S's throughput tests, sysbench, postmark, dbench, and
+PostgreSQL under pgbench).
 
 A script sees RAW, FS_DEV, FS (the mount point), RT (seconds a timed run lasts), PHASE
 (seconds a mix's phase lasts) and OUT (its output file); what it writes to OUT is parsed on the
@@ -27,11 +28,13 @@ class Workload:
     name: str
     family: str                 # "seq" | "rand" | "mixed": reported apart (HDD scheduler results)
     parser: str                 # measure.py: "fio" | "dd" | "sysbench" | "postmark" | "dbench"
+                                # | "pgbench"
     script: str
     what: str                   # one line for the report
     disk: str = "fs"            # "raw" | "fs": whose block-layer stat measures the run
     phases: tuple[str, ...] = ()   # a mix's stonewalled fio groups, in order
     setup: str = ""
+    unit: str = "MB/s"          # the application's own figure: MB/s, or transactions/s
 
 
 # The simulator's phases mix (sim/workloads.py phases_mix): par-read, 16 random readers, one
@@ -110,6 +113,56 @@ WORKLOADS: tuple[Workload, ...] = (
              setup=f"mkdir -p $FS/sb && {_SYSBENCH} prepare > /dev/null && sync"),
 )
 
+# PostgreSQL (Debian 12's 15) on the file-system disk: one cluster, made once per boot, its
+# database PG_SCALE x 15 MB (scale 150: about 2.3 GB, more than the guest's 2 GB of memory, as
+# the issue asks). The server is started by each run and stopped at its end, so a run's
+# checkpoint and its write-back fall inside the run and nothing of one run's cache (its
+# shared_buffers, kept small) carries into the next.
+PG_SCALE = 150
+_PG = "PGBIN=$(ls -d /usr/lib/postgresql/*/bin | tail -1); PGD=$FS/pg/data; "
+_PG_CTL = "runuser -u postgres -- $PGBIN/pg_ctl -D $PGD -s -w -t 300"
+_PG_CONF = ("shared_buffers = 32MB", "listen_addresses = ''", "unix_socket_directories = '/tmp'",
+            "max_wal_size = 1GB", "autovacuum = off")
+_PG_SETUP = (_PG + "mkdir -p $FS/pg && chown postgres: $FS/pg && "
+             "runuser -u postgres -- $PGBIN/initdb --no-instructions -D $PGD > /dev/null && "
+             + "".join(f"echo \"{c}\" >> $PGD/postgresql.conf && " for c in _PG_CONF)
+             + f"{_PG_CTL} -l $FS/pg/log start && "
+             f"runuser -u postgres -- $PGBIN/pgbench -h /tmp -q -i -I dtGvp -s {PG_SCALE} "
+             f"postgres > /dev/null 2>&1; rc=$?; {_PG_CTL} stop; sync; exit $rc")
+
+
+def _pgbench(args: str) -> str:
+    return (_PG + f"{_PG_CTL} -l $FS/pg/log start || exit 1; "
+            f"runuser -u postgres -- $PGBIN/pgbench -h /tmp -n -c 8 -j 2 -T $RT {args} "
+            f"postgres > $OUT 2>&1; rc=$?; {_PG_CTL} stop; exit $rc")
+
+
+# postmark: many small files created, read, appended and deleted (Carroll's mail-server
+# stand-in). It runs a fixed number of transactions, so the figure is the bytes it read and
+# wrote over the wall time of the whole run, its final write-back (sync) included.
+_POSTMARK_CFG = ("set location $FS/pm\nset number 6000\nset size 500 16384\n"
+                 "set transactions 30000\nset read 4096\nset write 4096\nrun\nquit\n")
+
+APPLICATIONS: tuple[Workload, ...] = (
+    Workload("pgbench-ro", "rand", "pgbench", _pgbench("-S"),
+             f"PostgreSQL 15 under pgbench select-only: 8 clients, scale {PG_SCALE} "
+             "(about 2.3 GB, more than the guest's memory)", setup=_PG_SETUP, unit="tps"),
+    Workload("pgbench-rw", "rand", "pgbench", _pgbench(""),
+             f"PostgreSQL 15 under pgbench's TPC-B-like read-write: 8 clients, scale "
+             f"{PG_SCALE}, a commit is a WAL fsync", setup=_PG_SETUP, unit="tps"),
+    Workload("postmark", "rand", "postmark",
+             f"mkdir -p $FS/pm && printf \"{_POSTMARK_CFG}\" > /tmp/pm.cfg && "
+             "t0=$(date +%s.%N) && postmark /tmp/pm.cfg > $OUT && sync && "
+             "echo \"wall $t0 $(date +%s.%N)\" >> $OUT; rc=$?; rm -rf $FS/pm; sync; exit $rc",
+             "postmark: 6000 files of 0.5-16 KiB, 30000 transactions, 4 KiB reads and writes, "
+             "through the page cache; its bytes over the whole run with the final sync"),
+    Workload("dbench", "mixed", "dbench",
+             "mkdir -p $FS/db && dbench -D $FS/db -t $RT -c /usr/share/dbench/client.txt 4 "
+             "> $OUT 2>&1; rc=$?; rm -rf $FS/db; sync; exit $rc",
+             "dbench 4 clients replaying its NetBench file-server trace (client.txt)"),
+)
+
+WORKLOADS = WORKLOADS + APPLICATIONS
 BY_NAME = {w.name: w for w in WORKLOADS}
 
 
