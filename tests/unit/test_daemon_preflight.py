@@ -74,6 +74,31 @@ def test_ioazd_check_exits_2_naming_the_line(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
 
 
+def test_check_config_passes_a_file_whose_address_a_running_daemon_holds(
+        tmp_path: Path) -> None:
+    """--check-config is for a file the running ioazd will reload: its metrics port is taken
+    (by that daemon) and --check refuses it, --check-config does not; a file that is wrong in
+    itself is refused by both, at its line."""
+    def check(flag: str, f: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "ioaz.daemon.main", flag, "--config",
+                               str(f)], capture_output=True, text=True, timeout=60)
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        f = _config(tmp_path, metrics=f"{{listen: '127.0.0.1:{port}'}}")
+        full, file_only = check("--check", f), check("--check-config", f)
+    assert full.returncode == 2 and "the address is in use" in full.stderr, full.stderr
+    assert file_only.returncode == 0, file_only.stderr
+    assert file_only.stdout.strip() == f"ioazd: {f}: configuration OK"
+    bad = _config(tmp_path, window_s="-1")
+    for flag in ("--check", "--check-config"):
+        r = check(flag, bad)
+        assert r.returncode == 2 and f"{bad}:" in r.stderr and "window_s" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+
+
 def test_a_plain_start_refuses_what_check_finds_without_a_traceback(tmp_path: Path) -> None:
     """Started by hand (not by the unit, which runs --check first), ioazd finds the same."""
     (tmp_path / "plain").write_text("")

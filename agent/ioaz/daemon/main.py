@@ -41,7 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--windows", type=int, default=None, metavar="N",
                    help="stop (and restore) after N windows; default: run until signalled")
     p.add_argument("--check", action="store_true",
-                   help="only load and check the configuration, then exit")
+                   help="only load and check the configuration and that it can start here "
+                   "(its address, socket and state directory), then exit")
+    p.add_argument("--check-config", action="store_true",
+                   help="only load and check the configuration file and what it names, then "
+                   "exit: for a file a running ioazd will reload (whose address it holds)")
     p.add_argument("--restore", action="store_true",
                    help="only put back what the state file holds (a daemon that died), then exit")
     return p
@@ -126,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"ioazd: configuration refused:\n{e}", file=sys.stderr)
         return 2
+    if args.check_config:
+        print(f"ioazd: {config.file}: configuration OK")
+        return 0
     if args.restore:
         return 0 if config.dry_run else restore_only(config)
     # What --check finds (a taken port, a blocked socket path, a state directory that cannot
