@@ -30,12 +30,13 @@ ROOT_LABEL = "ioazroot"
 IMAGE_SIZE = "8G"   # sparse; about 2 GB are used
 
 # What the guest runs: ioaz's runtime (as `make install` has it), the probe's libbpf, the workloads
-# the real-kernel comparison runs, RAID, and BCC with headers for kernels without BTF.
+# the real-kernel comparison runs, RAID, BCC with headers for kernels without BTF, and Debian's
+# ansible-core to run deploy/ansible's role on the guest itself (its apt module needs python3-apt).
 PACKAGES = (
     "systemd", "systemd-sysv", "udev", "dbus", "kmod", "procps", "iproute2", "util-linux", "bash",
     "make", "socat", "e2fsprogs", "python3", "python3-yaml", "python3-prometheus-client", "libbpf1",
     "bpftool", "fio", "mdadm", "postgresql", "postgresql-contrib", "postmark", "dbench", "sysbench",
-    "python3-bpfcc", "bpfcc-tools", "initramfs-tools",
+    "python3-bpfcc", "bpfcc-tools", "initramfs-tools", "ansible-core", "python3-apt",
 )
 
 # Files laid over the tree (path -> text). The 9p shares: the checkout read-only at /mnt/ioaz, the
