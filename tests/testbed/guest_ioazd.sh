@@ -1,8 +1,9 @@
 #!/bin/bash
 # Runs inside the testbed guest (ioaz-lab testbed run), as root, after multi-user.target.
-# ioazd as an operator runs it: the .deb (`make deb` on the host) installed with apt, systemd's
-# unit, a SATA disk, a workload change, reload, kill -9, stop, and the package purged while ioazd
-# is running with its choice in force. "@@ KEY VALUE" lines are read by the host test;
+# ioazd as an operator runs it: the .deb (`make deb` on the host) installed with apt, configured
+# and started by deploy/ansible's role, systemd's unit, a SATA disk, a workload change, a reload
+# by the role's handler, kill -9, stop, and the package purged while ioazd is running with its
+# choice in force. "@@ KEY VALUE" lines are read by the host test;
 # the daemon's journal goes to the results share.
 set -u
 D=${IOAZ_DISK:-sda}
@@ -48,31 +49,40 @@ mark default_config "$(/usr/sbin/ioazd --check 2>&1 | tail -1)"
 mark completion "$(ls /usr/share/bash-completion/completions/ | grep -c '^ioaz')"
 mark man_pages "$(ls /usr/share/man/man8/ioazd.8.gz /usr/share/man/man8/ioazctl.8.gz \
     /usr/share/man/man5/ioaz.yaml.5.gz 2>/dev/null | wc -l)"
-python3 - <<'PY'
-import yaml
-p = "/etc/ioaz/ioaz.yaml"
-c = yaml.safe_load(open(p))
-# the model disks by the model udev reports (the root disk is virtio: vda)
-c["devices"] = {"include": ["udev:ID_MODEL=QEMU_HARDDISK*"], "exclude": []}
-c["probe"] = "bpf"
-c["metrics"] = {"listen": "0.0.0.0:19647"}   # the guest's port the host forwards
-c["decide"].update(hysteresis_windows=2, min_dwell_s=3, cooldown_s=1)
-# IOAZ's tables, chosen for the disk by the model udev reports (the guest's disks are
-# QEMU_HARDDISK), then the default rules (the disk would get the same tables from them)
-ioaz = {"min": "ioaz-table1-min.yaml", "max": "ioaz-table2-max.yaml",
-        "mean": "ioaz-table3-mean.yaml", "throughput": "rotational-throughput.yaml",
-        "latency": "rotational-latency.yaml"}
-c["decide"]["matrix_rules"] = [{"match": {"udev": {"ID_MODEL": "QEMU_HARDDISK*"}},
-                                "matrices": ioaz},
-                               {"match": {"rotational": True}, "matrices": ioaz}]
-yaml.safe_dump(c, open(p, "w"))
-PY
+# The rest of the set-up is deploy/ansible's role, run by Debian's ansible on the guest itself:
+# the settings below and IOAZ's table for the disk model udev reports (the guest's disks are
+# QEMU_HARDDISK; the root disk is virtio, vda), enabled and started.
+DEB=$(ls /mnt/ioaz/build/deb/ioaz_*_amd64.deb)
+M=/usr/lib/ioaz/decision_matrices
+printf '[storage]\nlocalhost ansible_connection=local ansible_python_interpreter=/usr/bin/python3\n' > /tmp/inventory
+role_vars() {   # role_vars HYSTERESIS_WINDOWS
+    cat <<EOF
+ioaz_deb: $DEB
+ioaz_config:
+  devices: {include: ["udev:ID_MODEL=QEMU_HARDDISK*"], exclude: []}
+  probe: bpf
+  metrics: {listen: "0.0.0.0:19647"}
+  decide: {hysteresis_windows: $1, min_dwell_s: 3, cooldown_s: 1}
+ioaz_model_matrices:   # the goal in force only: each file is a few module runs, slow under TCG
+  - udev: {ID_MODEL: "QEMU_HARDDISK*"}
+    matrices: {mean: $M/ioaz-table3-mean.yaml}
+EOF
+}
+play() {   # play VARS_FILE LOG: the role; its exit status and its recap's changed= count
+    ANSIBLE_NOCOLOR=1 ansible-playbook -i /tmp/inventory -e "@$1" \
+        /mnt/ioaz/deploy/ansible/site.yml > "$2" 2>&1
+    local rc=$?
+    echo "$rc $(sed -n 's/.*changed=\([0-9]*\).*/\1/p' "$2" | tail -1)"
+}
+role_vars 2 > /tmp/vars1.yml
 mark udev_model "$(udevadm info --query=property --name=/dev/$D | sed -n 's/^ID_MODEL=//p')"
 STARTING_AT=$SECONDS
-systemctl enable --now ioazd 2>/dev/null
+mark role "$(play /tmp/vars1.yml "$OUT/role1.log")"
 wait_for 120 systemctl -q is-active ioazd
 mark start_s $((SECONDS - STARTING_AT))
 mark started "$(systemctl is-active ioazd)"
+mark enabled "$(systemctl is-enabled ioazd)"
+mark role_rule "$(python3 -c 'import yaml; r = yaml.safe_load(open("/etc/ioaz/ioaz.yaml"))["decide"]["matrix_rules"][0]; print(r["match"]["udev"]["ID_MODEL"], r["matrices"]["mean"])')"
 PID=$(systemctl show -p MainPID --value ioazd)
 
 # One sequential reader, then eight random readers (IOAZ Table 3, goal mean: fcfs, then
@@ -89,12 +99,18 @@ fio_stop
 mark probe_source "$(/usr/bin/ioazctl status --json | python3 -c \
     'import json,sys; print(json.load(sys.stdin).get("source"))')"
 
-# ExecReload only sends SIGHUP: the reload itself happens at the daemon's next window, which on
-# a loaded emulated guest can be seconds away; wait for its journal entry
+# The role again with one setting changed: only the file changes, and its handler reloads
+# the running daemon. ExecReload only sends SIGHUP: the reload itself happens at the daemon's
+# next window, which on a loaded emulated guest can be seconds away; wait for its journal entry.
+# (The first run's handler reloaded the daemon it had just started: count from here.)
+reloads() { journalctl -u ioazd -o cat --no-pager | grep -c '"event": "reload"'; }
+RELOADS=$(reloads)
+role_vars 3 > /tmp/vars2.yml
 RELOAD_AT=$SECONDS
-systemctl reload ioazd
-reloaded() { journalctl -u ioazd -o cat --no-pager | grep -q '"event": "reload"'; }
+mark role_again "$(play /tmp/vars2.yml "$OUT/role2.log")"
+reloaded() { [ "$(reloads)" -gt "$RELOADS" ]; }
 wait_for 60 reloaded
+mark hysteresis "$(sed -n 's/^ *hysteresis_windows: //p' /etc/ioaz/ioaz.yaml)"
 mark reload_s $((SECONDS - RELOAD_AT))
 mark reloaded "$(systemctl is-active ioazd) $([ "$(systemctl show -p MainPID --value ioazd)" = "$PID" ] && echo same-pid || echo new-pid)"
 
@@ -141,8 +157,9 @@ mark after_purge "$(active)"
 settings > /tmp/after_purge
 if diff /tmp/before /tmp/after_purge > /tmp/purge.diff; then mark purge_restored yes
 else mark purge_restored no; cat /tmp/purge.diff; fi
-mark purge_left "$(ls -d /etc/ioaz /usr/lib/ioaz /usr/sbin/ioazd /lib/systemd/system/ioazd.service \
-    2>/dev/null | tr '\n' ' ')"
+mark purge_left "$(ls -d /etc/ioaz/ioaz.yaml /usr/lib/ioaz /usr/sbin/ioazd \
+    /lib/systemd/system/ioazd.service 2>/dev/null | tr '\n' ' ')"
+mark purge_etc "$(ls /etc/ioaz 2>&1 | tr '\n' ' ')"   # what the role put there is the operator's
 mark purge_unit "$(systemctl is-active ioazd)"
 udevadm control --reload
 udevadm trigger --action=change --settle "/sys/block/$D"

@@ -1,8 +1,9 @@
 """ioazd in the testbed guest, under Debian's systemd, on a SATA disk: one boot of the real image.
 
 The guest script (guest_ioazd.sh) installs the .deb built here (`make deb`, build/deb/ on the
-read-only share) with apt, enables the unit, changes the workload, reloads, kills and stops the
-daemon, purges the package while the daemon runs, and prints
+read-only share) with apt, configures and starts it with deploy/ansible's role (Debian's
+ansible-core in the guest, run on the guest itself), changes the workload, reloads through the
+role's handler, kills and stops the daemon, purges the package while the daemon runs, and prints
 "@@ KEY VALUE" lines; the host scrapes the guest's metrics through the forwarded port while it runs.
 """
 from __future__ import annotations
@@ -71,7 +72,12 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert m["group"] == "ioaz", m
     assert m["default_config"] == "ioazd: /etc/ioaz/ioaz.yaml: configuration OK", m
     assert m["completion"] == "2" and m["man_pages"] == "3", m
-    assert m["started"] == "active" and m["probe_source"] == "bpf", m
+    # deploy/ansible's role, run by the guest's ansible: it installed nothing more (the same
+    # .deb), wrote the config with a rule for the disk model first, enabled and started ioazd
+    assert m["role"].split()[0] == "0", (tmp_path / "role1.log").read_text()[-3000:]
+    assert m["role_rule"] == ("QEMU_HARDDISK* /etc/ioaz/matrices/ioaz-table3-mean.yaml"), m
+    assert m["started"] == "active" and m["enabled"] == "enabled", m
+    assert m["probe_source"] == "bpf", m
     # the workload change is followed: none (fcfs: IOAZ's noop) for one sequential reader,
     # bfq for eight random readers (IOAZ Table 3, goal mean)
     assert m["after_sequential"] == "none", journal[-3000:]
@@ -80,6 +86,10 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     explain = (tmp_path / "explain.txt").read_text()
     assert m["udev_model"] == "QEMU_HARDDISK", m
     assert "rule 1 (ID_MODEL=QEMU_HARDDISK*)" in explain, explain
+    # the role again with one value changed: only the file and its handler's reload changed
+    # (the package, the matrices and the service stood), and the daemon took it in place
+    assert m["role_again"] == "0 2", (tmp_path / "role2.log").read_text()[-3000:]
+    assert m["hysteresis"] == "3", m
     assert m["reloaded"] == "active same-pid" and '"event": "reload"' in journal, journal[-2000:]
     assert m["after_kill"] == "active new-pid", \
         f"not back {m.get('restart_s')} s after kill -9: {m}"
@@ -99,6 +109,8 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert m["purge"] == "0", (tmp_path / "install.log").read_text()[-2000:]
     assert m["after_purge"] == m["original"] and m["purge_restored"] == "yes", res.output[-2000:]
     assert m["purge_left"] == "" and m["purge_unit"] in ("inactive", "unknown"), m
+    # the role's matrices are not the package's: dpkg leaves them, and nothing else
+    assert m["purge_etc"] == "matrices", m
     # the choice frozen by `ioazctl export --udev`, applied by the guest's udev after the purge
     rule = (tmp_path / "60-ioaz.rules").read_text() if (tmp_path / "60-ioaz.rules").exists() \
         else (tmp_path / "export.err").read_text()
