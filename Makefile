@@ -16,7 +16,7 @@ BPF_BUILD_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make
 APT_PACKAGES := $(RUNTIME_PACKAGES) $(BPF_BUILD_PACKAGES) gcc fio util-linux \
                 prometheus qemu-system-x86 busybox-static cpio mmdebstrap \
                 linux-headers-6.1.0-56-amd64 linux-source-6.1 linux-headers-6.12-amd64 linux-source-6.12 \
-                debhelper dh-dkms dh-python dkms man-db bash-completion
+                debhelper dh-dkms dh-python dkms man-db bash-completion ansible-lint
 
 BPF_OBJ := bpf/build/ioaz.bpf.o
 

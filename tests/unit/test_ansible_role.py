@@ -2,13 +2,17 @@
 the testbed guest: tests/testbed/test_guest_ioazd.py)."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from ioaz.decide.config import DEFAULT_RULES
 
-ROLE = Path(__file__).resolve().parents[2] / "deploy" / "ansible" / "roles" / "ioaz"
+ANSIBLE = Path(__file__).resolve().parents[2] / "deploy" / "ansible"
+ROLE = ANSIBLE / "roles" / "ioaz"
 
 
 def _tasks() -> list[dict[str, Any]]:
@@ -35,3 +39,13 @@ def test_every_notify_has_its_handler_and_the_file_is_checked_before_it_is_place
                    if "ansible.builtin.template" in t]
     # --check would fail on a host where ioazd runs (it holds the metrics port)
     assert template["validate"] == "/usr/sbin/ioazd --check-config --config %s"
+
+
+@pytest.mark.skipif(shutil.which("ansible-lint") is None,
+                    reason="ansible-lint is not installed (make test installs Debian's)")
+def test_ansible_lint_passes_the_production_profile() -> None:
+    r = subprocess.run(["ansible-lint", "--offline", "--nocolor", "--profile", "production",
+                        "-p", "site.yml", "roles/ioaz"], cwd=ANSIBLE, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Passed with production profile" in r.stdout + r.stderr, r.stdout + r.stderr
