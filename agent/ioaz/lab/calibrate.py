@@ -48,6 +48,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queue-depth", type=int, metavar="N",
                    help="with --model: the simulated drive's command queue depth instead of "
                         "the model's (the testbed's model disks run at the guest's 32)")
+    p.add_argument("--blk-mq", action="store_true",
+                   help="with --model: today's block-layer request limits (queue/nr_requests: "
+                        "the drive's queue depth without a scheduler, so fcfs as `none` never "
+                        "merges; twice that, at most 256, with one), as on the testbed's kernel")
     p.add_argument("--candidates", help="comma-separated policies to try (default: all)")
     p.add_argument("--destructive", action="store_true",
                    help="allow writing to the device (its contents are destroyed)")
@@ -71,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
     if args.queue_depth is not None:
         print("ioaz-lab calibrate: --queue-depth is for --model; a real device's depth is its "
               "device/queue_depth", file=sys.stderr)
+        return 2
+    if args.blk_mq:
+        print("ioaz-lab calibrate: --blk-mq is for --model; a real device has its kernel's "
+              "limits", file=sys.stderr)
         return 2
     from ..learn import realcal
     from ..sysblock import BlockSysfs
@@ -123,7 +131,7 @@ def _run_model(args: argparse.Namespace) -> int:
                 bar.skip()
                 continue
             row = simcal.run_one(args.model, w, c, seconds, r, window_s,
-                                 queue_depth=args.queue_depth)
+                                 queue_depth=args.queue_depth, blk_mq=args.blk_mq)
             row.device = name
             ds.write(row)
             bar.step(f"{w.id} {c}")

@@ -10,6 +10,7 @@ from ..classify.horizon import fill_class_processes
 from ..classify.types import WindowFeatures
 from ..sim.devices import Device, load_device
 from ..sim.engine import simulate
+from ..sim.schedulers import blk_mq_nr_requests
 from ..sim.workloads import Phase, ProcSpec, Workload
 from .dataset import CLASS_FEATURES, FEATURES, Row
 from .grid import FILE_GB, WorkSpec
@@ -51,13 +52,15 @@ def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
 
 def run_one(device_model: str, w: WorkSpec, candidate: str, seconds: float, rep: int,
             window_s: float, device: Device | None = None,
-            queue_depth: int | None = None) -> Row:
+            queue_depth: int | None = None, blk_mq: bool = False) -> Row:
     """One simulated run; queue_depth overrides the model's command queue (the testbed
-    serves the same model at the guest's NCQ depth, 32)."""
+    serves the same model at the guest's NCQ depth, 32); blk_mq holds the queue to today's
+    request limits (schedulers.blk_mq_nr_requests), fcfs being `none`."""
     dev = device or load_device(device_model, **(
         {"queue_depth": queue_depth} if queue_depth else {}))
     res = simulate(dev, SIM_CANDIDATES[candidate], sim_workload(w, seconds), seed=1 + rep,
-                   window_s=window_s, device_name="sim0")
+                   window_s=window_s, device_name="sim0",
+                   nr_requests=blk_mq_nr_requests(dev.queue_depth) if blk_mq else None)
     feats = summarize_windows(res.windows)
     return Row(workload=w.id, workload_class=w.ioaz_class, candidate=candidate,
                policy=candidate, scheduler=SIM_CANDIDATES[candidate], knobs="", rep=rep,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from itertools import repeat
@@ -129,7 +129,8 @@ class Simulator:
     def __init__(self, device: Device, scheduler: str | Scheduler, workload: Workload, *,
                  tunables: dict[str, Any] | None = None, window_s: float = 1.0,
                  chooser: Chooser | None = None, switch_cost_s: float = 0.0, seed: int = 1,
-                 device_name: str = "sim0", keep_windows: bool = True) -> None:
+                 device_name: str = "sim0", keep_windows: bool = True,
+                 nr_requests: Callable[[str], int] | None = None) -> None:
         self.device = device
         self.tunables = dict(tunables or {})
         self.sched = (make_scheduler(scheduler, device, **self.tunables)
@@ -157,6 +158,15 @@ class Simulator:
         self.switch_to: str | None = None
         self.switch_t0 = 0.0
         self.blocked: list[Request] = []
+        # The block layer's request limit (queue/nr_requests) for each scheduler, when the run
+        # models one (blk_mq_nr_requests): a bio that merges nowhere and finds every request
+        # taken waits for one (its submitter sleeps for a tag). None: no limit, as the 2.6
+        # queues the papers measured never held that many.
+        self.nr_requests_of = nr_requests
+        self.rq_limit = nr_requests(self.sched.name) if nr_requests else 0
+        self.allocated = 0                # requests queued in the scheduler or on the device
+        self.peak_allocated = 0
+        self.tag_wait: deque[Request] = deque()
         self.switches: list[dict[str, Any]] = []
         self.sched_since = 0.0
         self.sched_time: dict[str, float] = {}
@@ -213,15 +223,44 @@ class Simulator:
         if self.frozen:
             self.blocked.append(rq)
             return
-        if self.sched.add(rq, now) is not None:
-            w.merges += 1
-            self.total_merges += 1
+        if self._enqueue(rq, now):
             return
         # a completion kicks once after its processes resubmit; a busy device takes nothing
         if not self.completing:
             dev = self.device
             if dev.inflight < dev.queue_depth:
                 self._kick(now)
+
+    def _enqueue(self, rq: Request, now: float) -> bool:
+        """Hand rq to the scheduler; True when it went no further (merged, or waiting for a
+        request under the limit)."""
+        limit = self.rq_limit
+        if limit:
+            if self.allocated >= limit:
+                # the block layer tries a merge before it allocates a request
+                if self.sched.back_merge(rq) is None:
+                    self.tag_wait.append(rq)
+                    return True
+                self.win.merges += 1
+                self.total_merges += 1
+                return True
+            self.allocated += 1
+            if self.allocated > self.peak_allocated:
+                self.peak_allocated = self.allocated
+        if self.sched.add(rq, now) is not None:
+            if limit:
+                self.allocated -= 1
+            self.win.merges += 1
+            self.total_merges += 1
+            return True
+        return False
+
+    def _free_request(self, now: float) -> None:
+        """A request completed: the limit lets the longest-waiting bios in."""
+        self.allocated -= 1
+        tw = self.tag_wait
+        while tw and self.allocated < self.rq_limit and not self.frozen:
+            self._enqueue(tw.popleft(), now)
 
     def inject(self, rq: Request) -> None:
         """Submit a request at its own rq.submit time, outside any process (traces, vectors)."""
@@ -260,6 +299,8 @@ class Simulator:
     def _on_complete(self, rq: Request, now: float) -> None:
         self.completing = True
         rq.complete = now
+        if self.rq_limit:
+            self._free_request(now)
         if self.sched_completes:
             self.sched.completed(rq, now)
         w = self.win
@@ -315,7 +356,7 @@ class Simulator:
     def check_idle(self, now: float) -> None:
         """A replayed trace ends when it has no more records and nothing is left to serve."""
         if (self.tracing and self.feeders == 0 and not len(self.sched)
-                and not self.device.inflight and not self.blocked):
+                and not self.device.inflight and not self.blocked and not self.tag_wait):
             self.finished = True
 
     # --- switching -------------------------------------------------------------------------
@@ -351,10 +392,13 @@ class Simulator:
     def _unblock(self, now: float, _: Any) -> None:
         self.frozen = False
         blocked, self.blocked = self.blocked, []
+        if self.nr_requests_of is not None:
+            self.rq_limit = self.nr_requests_of(self.sched.name)
+            tw = self.tag_wait
+            while tw and self.allocated < self.rq_limit:
+                self._enqueue(tw.popleft(), now)
         for rq in blocked:
-            if self.sched.add(rq, now) is not None:
-                self.win.merges += 1
-                self.total_merges += 1
+            self._enqueue(rq, now)
         self._kick(now)
 
     def _account(self, now: float) -> None:

@@ -29,14 +29,23 @@ def twins(phase_s: float, runtime_s: float) -> dict[str, Any]:
 
 def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: float,
              schedulers: list[str]) -> dict[str, dict[str, float]]:
-    """workload (or MIX:PHASE) -> kernel scheduler -> simulated MB/s."""
+    """workload (or MIX:PHASE) -> kernel scheduler -> simulated MB/s, with the guest kernel's
+    request limits (sim/schedulers blk_mq_nr_requests: `none` holds no more than the drive's
+    queue, so it never merges)."""
     from ioaz.sim.devices import load_device
     from ioaz.sim.engine import simulate as run_sim
+    from ioaz.sim.schedulers import blk_mq_nr_requests
 
     dev_kw = {"queue_depth": queue_depth} if queue_depth else {}
-    return {name: {s: run_sim(load_device(model, **dev_kw), STAND_IN[s], wl).throughput_mb_s
-                   for s in schedulers if s in STAND_IN}
-            for name, wl in twins(phase_s, runtime_s).items()}
+    out: dict[str, dict[str, float]] = {}
+    for name, wl in twins(phase_s, runtime_s).items():
+        out[name] = {}
+        for s in schedulers:
+            if s in STAND_IN:
+                dev = load_device(model, **dev_kw)
+                out[name][s] = run_sim(dev, STAND_IN[s], wl, nr_requests=blk_mq_nr_requests(
+                    dev.queue_depth)).throughput_mb_s
+    return out
 
 
 def real_means(table: dict[str, dict[str, list[dict[str, Any]]]]

@@ -1,6 +1,7 @@
 """The simulated I/O schedulers, by the names the papers and ioaz's policies use."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ioaz.sim.schedulers.anticipatory import Anticipatory
@@ -36,6 +37,22 @@ SCHEDULERS: dict[str, tuple[type[Scheduler], dict[str, Any]]] = {
 }
 
 
+# The block layer's request limits since blk-mq (the kernels ioaz runs on; the papers' 2.6 had a
+# queue of 128 per direction, which their workloads never filled): without a scheduler a queue
+# holds no more requests than the device's tags, so nothing waits where a bio could merge into
+# it; with one, queue/nr_requests = 2 x min(tags, BLKDEV_DEFAULT_RQ = 128) (blk_mq_init_sched).
+# The simulated "noop" stands for none here, every other name for an elevator.
+NO_ELEVATOR = frozenset({"noop", "none", "fcfs"})
+BLKDEV_DEFAULT_RQ = 128
+
+
+def blk_mq_nr_requests(tags: int) -> Callable[[str], int]:
+    """queue/nr_requests under each scheduler name, for a device with `tags` command slots."""
+    def of(name: str) -> int:
+        return tags if name in NO_ELEVATOR else 2 * min(tags, BLKDEV_DEFAULT_RQ)
+    return of
+
+
 def make_scheduler(name: str, device: Any = None, **tunables: Any) -> Scheduler:
     try:
         cls, preset = SCHEDULERS[name]
@@ -47,4 +64,4 @@ def make_scheduler(name: str, device: Any = None, **tunables: Any) -> Scheduler:
     return sched
 
 
-__all__ = ["SCHEDULERS", "Scheduler", "make_scheduler"]
+__all__ = ["SCHEDULERS", "Scheduler", "blk_mq_nr_requests", "make_scheduler"]
