@@ -250,7 +250,9 @@ def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None) -> None
         f"winner within 20% for {within} of {n} scheduler-workload pairs")
     sec = rep.section("The simulator against the kernel")
     sec.text(f"The same workloads on the same model in the simulator (sim/engine.py, drive "
-             f"queue depth {queue_depth}, as in the guest), each kernel scheduler by its "
+             f"queue depth {queue_depth}, as in the guest, and the guest kernel's request "
+             "limits: none holds no more requests than the drive's queue, an elevator twice "
+             "that), each kernel scheduler by its "
              "stand-in: mq-deadline by deadline, bfq by cfq, stream by stream-vr. A mix's "
              "phases count as workloads of their own. The winners agree when the kernel's winner "
              "is within 2% of the simulator's best. Only the raw-disk fio workloads have a "
