@@ -127,6 +127,7 @@ install: install-deps bpf
 	rm -rf $(DESTDIR)$(IOAZ_LIB)/agent $(DESTDIR)$(IOAZ_LIB)/decision_matrices
 	tar --exclude=__pycache__ -cf - agent/ioaz decision_matrices README.md | tar -xf - -C $(DESTDIR)$(IOAZ_LIB)
 	install -m 0644 $(BPF_OBJ) $(DESTDIR)$(IOAZ_LIB)/bpf/build/ioaz.bpf.o
+	install -m 0644 bpf/ioaz_bcc.c bpf/ioaz.h bpf/counting.bpf.h $(DESTDIR)$(IOAZ_LIB)/bpf/
 	for t in $(SBINDIR)/ioazd:ioaz.daemon.main $(PREFIX)/bin/ioazctl:ioaz.cli.ioazctl; do \
 	  printf '#!%s -I\nimport sys\nsys.path.insert(0, "%s/agent")\nfrom %s import main\nsys.exit(main())\n' \
 	    $(SYSPY) $(IOAZ_LIB) $${t#*:} > $(DESTDIR)$${t%%:*}; \

@@ -39,6 +39,8 @@ const volatile __u64 seq_tolerance_sectors = 0;
  */
 const volatile __u32 seq_bucket_shift = 1;
 
+#include "counting.bpf.h"
+
 /*
  * Counters and per-CPU working state of each device (ioaz.h). Allocated when
  * a device is first seen, not up front: a value is ~2.5 KiB per CPU, and
@@ -68,19 +70,10 @@ struct {
 } procs SEC(".maps");
 
 /*
- * The last bio of each thread: where its stream ends and how far it has run
- * (`run` as a stream head's, below). A synchronous reader often wakes on
- * another CPU than the one it last submitted from, and a per-CPU stream
- * table alone then calls each of its bios random. Task-local, so no CPU
- * writes what another reads. (Task storage in tracing programs: v5.11,
+ * Each thread's last bio (struct ioaz_task_stream, counting.bpf.h), task-local, so no
+ * CPU writes what another reads. (Task storage in tracing programs: v5.11,
  * a10787e6d58c, "bpf: Enable task local storage for tracing programs".)
  */
-struct ioaz_task_stream {
-	__u32 dev;
-	__u32 run;
-	__u64 end;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -123,92 +116,9 @@ static __always_inline struct ioaz_dev *dev_of(__u32 dev)
 	return bpf_map_lookup_elem(&dev_stats, &dev);
 }
 
-/* floor(log2(v)) by halving the search range: no loop, a few instructions. */
-static __always_inline __u32 log2_u64(__u64 v)
-{
-	__u32 r, shift;
-
-	shift = (v > 0xFFFFFFFFULL) << 5;
-	v >>= shift;
-	r = shift;
-	shift = (v > 0xFFFF) << 4;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0xFF) << 3;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0xF) << 2;
-	v >>= shift;
-	r |= shift;
-	shift = (v > 0x3) << 1;
-	v >>= shift;
-	r |= shift;
-	return r | (__u32)(v >> 1);
-}
-
-/*
- * hist[floor(log2(v))]++, the last slot taking everything above. The bounds
- * check is written out on the very register used to index, after a compiler
- * barrier: without it clang clamps a 32-bit copy and the 6.1 verifier loses
- * the bound ("unbounded memory access"; found by tests/kmod/test_probe_vm.py).
- */
-static __always_inline void hist_add(__u64 *hist, __u32 slots, __u64 v)
-{
-	__u64 i = log2_u64(v);
-
-	if (i >= slots)
-		i = slots - 1;
-	barrier_var(i);
-	if (i < slots)
-		hist[i]++;
-}
-
-/*
- * The size histogram's slot (agent/ioaz/probe/layout.py size_slot, which says why):
- * 0 for v <= 512, then for each power of two 2^k a slot of its own, 2(k-9), and one
- * for the sizes between it and the next, 2(k-9)+1; the last slot takes v > 16 MiB.
- * The bound is checked on the indexing register, as in hist_add.
- */
-static __always_inline void size_add(__u64 *hist, __u64 v)
-{
-	__u64 k = log2_u64(v);
-	__u64 i = 0;
-
-	if (k >= IOAZ_SIZE_MIN_LOG2)
-		i = 2 * (k - IOAZ_SIZE_MIN_LOG2) + ((v & (v - 1)) != 0);
-	if (i >= IOAZ_SIZE_SLOTS)
-		i = IOAZ_SIZE_SLOTS - 1;
-	barrier_var(i);
-	if (i < IOAZ_SIZE_SLOTS)
-		hist[i]++;
-}
-
-/*
- * io_uring's io-wq workers (PF_IO_WORKER in include/linux/sched.h) submit what would have blocked
- * the ring's owner; create_io_thread() gives them CLONE_IO, so they share its I/O context and a
- * scheduler queues their requests as the owner's. They count as the process's main thread, not as
- * submitters of their own (4 fio io_uring jobs at depth 32 read 8 threads without this).
- */
-#define IOAZ_PF_IO_WORKER 0x00000010
-
 static __always_inline int rq_dir(struct request *rq)
 {
-	__u32 op = rq->cmd_flags & IOAZ_REQ_OP_MASK;
-
-	switch (op) {
-	case REQ_OP_READ:
-		return IOAZ_DIR_READ;
-	case REQ_OP_WRITE:
-	case REQ_OP_WRITE_ZEROES:
-		return IOAZ_DIR_WRITE;
-	case REQ_OP_FLUSH:
-		return IOAZ_DIR_FLUSH;
-	case REQ_OP_DISCARD:
-	case REQ_OP_SECURE_ERASE:
-		return IOAZ_DIR_DISCARD;
-	default:
-		return IOAZ_DIR_OTHER;
-	}
+	return op_dir(rq->cmd_flags & IOAZ_REQ_OP_MASK);
 }
 
 static __always_inline __u32 gendisk_dev(struct gendisk *disk)
@@ -236,114 +146,6 @@ static __always_inline __u32 disk_dev(struct request *rq)
 	return gendisk_dev(ioaz_rq_disk(rq));
 }
 
-/*
- * One stream table per CPU: a table shared by all CPUs is written on every
- * bio and its cache line would bounce between CPUs on each one. A process
- * that migrates to another CPU is judged random once, then its stream is
- * found again on the new CPU's table.
- *
- * The table is hashed, not scanned: a scan of every head cost ~150 ns per
- * random bio (measured with bpf_stats), a random bio being exactly the one
- * that matches nothing. Each set holds two heads, most recent first; a new
- * head pushes out the set's older one. A head is packed as
- * end_sector << 18 | run (2 bits) << 16 | the low 16 bits of this CPU's bio count
- * when it was written, and counts only for IOAZ_STREAM_AGE bios. Each
- * thread's own stream is also kept apart (task_stream), so the table is
- * needed only for streams that one submitter interleaves (AIO over several
- * files) or that pass between submitters (io_uring's workers): sixteen live
- * heads are room for fifteen of those, and every live head is one more place
- * for a random bio to land by chance.
- *
- * Every random bio leaves a head behind too, and random I/O packed in a
- * small region (a hot table, an index) lands on one of the live heads by
- * chance: in 1 MiB of 4 KiB blocks one bio in sixteen. So a stream is only
- * believed once it has run IOAZ_STREAM_CONFIRM + 1 bios: `run` counts the
- * continuations that led to a head, up to 3. The bios that continued the
- * stream before are counted sequential when the fourth confirms it; chance
- * hits count only when three follow one another.
- */
-#define IOAZ_STREAM_AGE 16
-#define IOAZ_STREAM_CONFIRM 3
-#define IOAZ_HEAD_SHIFT 18
-
-static __always_inline __u32 stream_set(__u64 sector)
-{
-	/* Fibonacci hashing of the bucket number: neighbouring buckets spread out. */
-	return (((sector >> seq_bucket_shift) * 0x9E3779B97F4A7C15ULL) >> 58) &
-	       (IOAZ_STREAM_SETS - 1);
-}
-
-static __always_inline bool continues(__u64 head, __u64 sector, __u64 clock)
-{
-	__u64 end = head >> IOAZ_HEAD_SHIFT;
-
-	return head && ((clock - head) & 0xffff) < IOAZ_STREAM_AGE &&
-	       sector + seq_tolerance_sectors >= end && sector <= end + seq_tolerance_sectors;
-}
-
-/* Removes and returns the head of set `set` that `sector` continues, or 0. */
-static __always_inline __u64 take_head(struct ioaz_cpu_state *st, __u32 set, __u64 sector,
-				       __u64 clock)
-{
-	__u64 *w = &st->stream_end[(set & (IOAZ_STREAM_SETS - 1)) * IOAZ_STREAM_WAYS];
-	__u64 h = w[0];
-
-	if (continues(h, sector, clock)) {
-		w[0] = w[1];
-		w[1] = 0;
-		return h;
-	}
-	h = w[1];
-	if (continues(h, sector, clock)) {
-		w[1] = 0;
-		return h;
-	}
-	return 0;
-}
-
-/*
- * How many bios to count sequential for this one (0, 1, or
- * IOAZ_STREAM_CONFIRM when it confirms the stream), and files its end as a
- * head, on this CPU and as the thread's own. `clock` is this CPU's bio count
- * for the device (ioaz_cpu_state.clock).
- */
-static __always_inline __u32 continues_stream(struct ioaz_cpu_state *st,
-					      struct ioaz_task_stream *ts, __u32 dev,
-					      __u64 sector, __u64 end, __u64 clock)
-{
-	__u64 lo = sector > seq_tolerance_sectors ? sector - seq_tolerance_sectors : 0;
-	__u32 set_lo = stream_set(lo), set_hi = stream_set(sector + seq_tolerance_sectors);
-	__u64 h, run = 0;
-	bool hit = false;
-	__u32 seq = 0;
-	__u64 *w;
-
-	h = take_head(st, set_lo, sector, clock);
-	if (!h && set_hi != set_lo)
-		h = take_head(st, set_hi, sector, clock);
-	if (h) {
-		hit = true;
-		run = (h >> 16) & 3;
-	} else if (ts && ts->dev == dev && sector + seq_tolerance_sectors >= ts->end &&
-		   sector <= ts->end + seq_tolerance_sectors) {
-		hit = true;	/* the thread's own stream, left on another CPU */
-		run = ts->run & 3;
-	}
-	if (hit) {
-		seq = run == 2 ? IOAZ_STREAM_CONFIRM : run == 3 ? 1 : 0;
-		run = run < 3 ? run + 1 : 3;
-	}
-	w = &st->stream_end[stream_set(end) * IOAZ_STREAM_WAYS];
-	w[1] = w[0];
-	w[0] = end << IOAZ_HEAD_SHIFT | run << 16 | (clock & 0xffff);
-	if (ts) {
-		ts->dev = dev;
-		ts->run = run;
-		ts->end = end;
-	}
-	return seq;
-}
-
 /* Adds a thread's pending bios to its count in `procs` (id: tgid << 32 | tid). */
 static __always_inline void flush_proc(__u32 dev, __u64 id, __u64 bios)
 {
@@ -363,7 +165,7 @@ int on_bio_queue(unsigned long long *ctx)
 	struct bio *bio = ioaz_last_arg(ctx, nargs_bio_queue);
 	struct ioaz_dev *d;
 	struct ioaz_task_stream *ts;
-	__u64 sector, id;
+	__u64 sector, id, pending, flush_id = 0;
 	__u32 dev, seq;
 
 	if (!bio_is_rw(bio))
@@ -382,30 +184,17 @@ int on_bio_queue(unsigned long long *ctx)
 			       ++d->cpu.clock);
 	if (!counting)
 		return 0;	/* warming up: the table is filled, nothing counted */
-	d->stats.bios++;
-	d->stats.bios_seq += seq;
-
-	id = bpf_get_current_pid_tgid();
-	if (bpf_get_current_task_btf()->flags & IOAZ_PF_IO_WORKER)
-		id = (id & ~0xffffffffULL) | (id >> 32);
-	if (id != d->cpu.proc_id) {
-		if (d->cpu.proc_pending)
-			flush_proc(dev, d->cpu.proc_id, d->cpu.proc_pending);
-		d->cpu.proc_id = id;
-		d->cpu.proc_pending = 0;
-	}
-	d->cpu.proc_pending++;
+	id = submitter_id(bpf_get_current_pid_tgid(), bpf_get_current_task_btf()->flags);
+	pending = count_bio(d, seq, id, &flush_id);
+	if (pending)
+		flush_proc(dev, flush_id, pending);
 	return 0;
 }
 
 /* The sampled period (0 or 1) a time falls in, or -1. */
 static __always_inline int slot_of(__u64 t)
 {
-	if (t >= lat_from[0] && t < lat_until[0])
-		return 0;
-	if (t >= lat_from[1] && t < lat_until[1])
-		return 1;
-	return -1;
+	return period_of(t, lat_from[0], lat_until[0], lat_from[1], lat_until[1]);
 }
 
 static __always_inline void slot_add(int slot, bool done)
@@ -484,11 +273,10 @@ int on_rq_merge(unsigned long long *ctx)
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
 {
-	__u64 now, start, issued, delta;
-	struct ioaz_dev_stats *s;
 	struct ioaz_dev *d;
+	__u64 start;
 	__u32 dev;
-	int dir, slot;
+	int slot;
 
 	/*
 	 * A driver may complete a request in parts: each part fires this
@@ -510,30 +298,8 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 	d = dev_of(dev);
 	if (!d)
 		return 0;
-	s = &d->stats;
-	dir = rq_dir(rq);
-	if (dir >= 0 && dir < IOAZ_DIRS) {
-		s->completed[dir]++;
-		s->completed_bytes[dir] += nr_bytes;
-	}
-	if (nr_bytes)
-		size_add(s->size_hist, nr_bytes);
-
-	now = bpf_ktime_get_ns();
-	if (start && start <= now) {
-		delta = now - start;
-		s->lat_sum_ns += delta;
-		hist_add(s->lat_hist, IOAZ_LAT_SLOTS, delta);
-	} else {
-		s->lat_untimed++;
-	}
-	issued = rq->io_start_time_ns;
-	if (issued && issued <= now) {
-		delta = now - issued;
-		s->svc_count++;
-		s->svc_sum_ns += delta;
-		hist_add(s->svc_hist, IOAZ_LAT_SLOTS, delta);
-	}
+	count_completion(&d->stats, rq_dir(rq), nr_bytes, start, rq->io_start_time_ns,
+			 bpf_ktime_get_ns());
 	return 0;
 }
 

@@ -10,7 +10,7 @@
 
 #define IOAZ_DIRS		5	/* read, write, discard, flush, other */
 #define IOAZ_LAT_SLOTS		48	/* log2(ns): up to ~39 hours */
-#define IOAZ_SIZE_SLOTS		32	/* powers of two and between: size_add() */
+#define IOAZ_SIZE_SLOTS		32	/* powers of two and between: size_hist_add() */
 #define IOAZ_SIZE_MIN_LOG2	9	/* slot 0: up to 512 bytes */
 #define IOAZ_STREAM_SETS	64	/* stream heads per device and CPU: 64 sets of 2, */
 #define IOAZ_STREAM_WAYS	2	/* room for 16 live heads and strays */

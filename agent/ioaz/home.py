@@ -1,6 +1,7 @@
 """Where ioaz's files beside its code are: the checkout, or the tree `make install` and the .deb
 lay out (/usr/lib/ioaz), which has the checkout's shape: agent/ioaz (this package),
-decision_matrices/ (schema, policies, thresholds, matrices) and bpf/build/ (the probe object).
+decision_matrices/ (schema, policies, thresholds, matrices), bpf/build/ (the probe object) and
+bpf/ (the BCC probe's source and headers).
 
 A pip wheel carries the package alone, without them; the programs then say so and stop
 (`missing()`), instead of failing later on the first file they cannot find.
@@ -11,7 +12,8 @@ from pathlib import Path
 
 HOME = Path(__file__).resolve().parents[2]
 MATRICES = HOME / "decision_matrices"
-BPF_BUILD = HOME / "bpf" / "build"
+BPF_SOURCE = HOME / "bpf"
+BPF_BUILD = BPF_SOURCE / "build"
 
 
 def missing(program: str) -> str | None:

@@ -50,6 +50,8 @@ class Observer:
                  devices: list[str] | Callable[[], list[str]] | None = None,
                  sysfs: BlockSysfs | None = None):
         self.source = source
+        # the kind of snapshot it gives: both BPF loaders (bpf, bcc) give the probe's counters
+        self._kind = "diskstats" if source.name == "diskstats" else "bpf"
         self.thresholds = thresholds
         self.sysfs = sysfs or BlockSysfs()
         self.fixed = list(devices) if isinstance(devices, list) else None
@@ -83,7 +85,7 @@ class Observer:
             import time
             t_ns = time.monotonic_ns()
         for name in names:
-            s = snap.get(name) or _empty(name, t_ns, self.source.name, self.sysfs)
+            s = snap.get(name) or _empty(name, t_ns, self._kind, self.sysfs)
             if s is not None:
                 s.t_ns = t_ns
                 out[name] = s

@@ -206,6 +206,14 @@ def test_agent_families_show_fallback_and_collector_down():
     assert val(m, "ioaz_window_cpu_seconds_total") == 0.25   # a counter: rate() is CPU share
 
 
+def test_the_bcc_probe_is_named_as_the_source_and_is_no_fallback():
+    m = scrape(fake_daemon(record(), source=SimpleNamespace(name="bcc")))
+    assert val(m, "ioaz_probe_source", source="bcc") == 1
+    assert val(m, "ioaz_probe_source", source="bpf") == 0
+    assert val(m, "ioaz_probe_source", source="diskstats") == 0
+    assert not any(k[0] == "ioaz_probe_fallback_info" for k in m)
+
+
 def test_one_broken_record_does_not_cost_the_scrape():
     bad = record("sdy")
     bad.state = None   # as if half-built: its families are skipped, the rest stay

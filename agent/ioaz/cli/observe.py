@@ -13,7 +13,7 @@ from typing import TextIO
 from ..classify.classes import ThresholdsError, load_thresholds
 from ..classify.types import WindowFeatures
 from ..observe import Observer
-from ..probe import open_source
+from ..probe import PROBE_CHOICES, open_source
 from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
 from ..sysblock import BlockSysfs
 
@@ -35,8 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample", default=str(DEFAULT_FRACTION), metavar="F",
                    help="share of each interval the BPF probe counts when the disks are busy "
                         f"(default {DEFAULT_FRACTION}; 1: every request, dearer)")
-    p.add_argument("--source", choices=("auto", "bpf", "diskstats"), default="auto",
-                   help="probe source (default: bpf, else /proc/diskstats)")
+    p.add_argument("--source", choices=PROBE_CHOICES, default="auto",
+                   help="probe source (default: bpf, else bcc, else /proc/diskstats)")
     p.add_argument("--thresholds", metavar="FILE", help="class thresholds YAML "
                    "(default decision_matrices/thresholds.yaml)")
 

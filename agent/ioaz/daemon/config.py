@@ -3,7 +3,8 @@
 Top level:
     window_s: 1.0                  length of a window in seconds
     dry_run: false                 decide and log, never write to sysfs
-    probe: auto                    auto (bpf, else /proc/diskstats) | bpf | diskstats
+    probe: auto                    auto (bpf, else bcc, else /proc/diskstats) | bpf | bcc |
+                                   diskstats (bcc: compiled against the kernel's headers)
     probe_sample: 0.1              share of each window the BPF probe counts when the disks
                                    are busy (1: every request; README, Performance)
     devices:
@@ -34,6 +35,7 @@ from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, ThresholdsError, 
 from ..decide import DecideContext, ValidationError, config_from_doc, load_context, load_file
 from ..home import HOME
 from ..located import Doc, Issue, describe
+from ..probe import PROBE_CHOICES
 from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
 from ..udevdb import PROPERTY_NAME, UDEV_PREFIX
 
@@ -149,8 +151,8 @@ def load_config(path: os.PathLike | str | None = None,
         else:
             cfg.dry_run = data["dry_run"]
     if "probe" in data:
-        if data["probe"] not in ("auto", "bpf", "diskstats"):
-            issues.append(doc.issue(("probe",), f"probe: expected auto, bpf or diskstats, got "
+        if data["probe"] not in PROBE_CHOICES:
+            issues.append(doc.issue(("probe",), f"probe: expected {', '.join(PROBE_CHOICES)}, got "
                                     f"{describe(data['probe'])}"))
         else:
             cfg.probe = data["probe"]

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..learn import curve, grid
 from ..learn.dataset import DatasetWriter
 from ..learn.progress import Progress
+from ..probe import PROBE_CHOICES
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -55,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--candidates", help="comma-separated policies to try (default: all)")
     p.add_argument("--destructive", action="store_true",
                    help="allow writing to the device (its contents are destroyed)")
-    p.add_argument("--probe", choices=("auto", "bpf", "diskstats"), default="auto",
+    p.add_argument("--probe", choices=PROBE_CHOICES, default="auto",
                    help="feature source on a real device")
     p.add_argument("--state-dir", help="where a real device's original settings are kept "
                    "until the calibration gives them back (default /run/ioaz/calibrate)")

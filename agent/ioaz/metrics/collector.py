@@ -33,7 +33,7 @@ from ..probe.layout import size_slot, size_slot_le
 log = logging.getLogger("ioaz.metrics")
 
 MODES = ("auto", "pinned", "manual", "paused")
-SOURCES = ("bpf", "diskstats")
+SOURCES = ("bpf", "bcc", "diskstats")
 
 # Buckets below these are folded into the first exported one: 1 us of latency and 4 KiB of
 # request size (a page) are below what matters on a block device.
@@ -120,7 +120,8 @@ class IoazCollector(Collector):
                                "succeeded, 0 if it failed (devices then keep their scheduler)")
         up.add_metric([], 1.0 if d.collector_up else 0.0)
         source = GaugeMetricFamily("ioaz_probe_source", "The probe source in use: 1 for the "
-                                   "active one (bpf, or diskstats after a fallback)",
+                                   "active one (bpf; bcc on a kernel without BTF; diskstats after "
+                                   "a fallback)",
                                    labels=["source"])
         name = getattr(d.source, "name", "unknown")
         for s in sorted(set(SOURCES) | {name}):

@@ -11,6 +11,7 @@ import mmap
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Protocol
 
 from ..home import BPF_BUILD
 from . import libbpf
@@ -29,6 +30,18 @@ def object_path(name: str, env: str | None = None) -> Path:
         return Path(os.environ[env])
     tree = BUILD_DIR / name
     return tree if tree.exists() else INSTALL_DIR / name
+
+
+class ProbeObject(Protocol):
+    """What the sampler and the reader need of a loaded probe: BpfObject, or BccObject."""
+
+    def attach(self, names: Iterable[str]) -> None: ...
+
+    def detach(self, names: Iterable[str]) -> None: ...
+
+    def set_global(self, name: str, value: int, index: int = 0) -> None: ...
+
+    def map_fd(self, name: str) -> int: ...
 
 
 class _BtfVarSecinfo(ctypes.Structure):

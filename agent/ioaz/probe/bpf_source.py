@@ -1,4 +1,5 @@
-"""The eBPF probe: loads bpf/build/ioaz.bpf.o and reads its maps once a window."""
+"""The eBPF probe: loads bpf/build/ioaz.bpf.o through libbpf (or, on a kernel without BTF,
+bpf/ioaz_bcc.c through BCC) and reads its maps once a window."""
 from __future__ import annotations
 
 import ctypes
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from ..sysblock import BlockSysfs
 from . import libbpf
+from .bcc_object import BccObject
 from .bpf_object import BpfObject, ProbeUnavailable, object_path, tracepoint_nargs
 from .diskstats_source import parse_diskstats
 from .layout import (
@@ -46,23 +48,31 @@ ALWAYS_ON = ("on_bio_queue", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_mer
 class BpfSource:
     """Cumulative per-device counters from the in-kernel probe."""
 
-    name = "bpf"
-
     def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 0,
                  sample: SamplePlan | None = None, diskstats_path: str = "/proc/diskstats",
-                 sysfs: BlockSysfs | None = None):
+                 sysfs: BlockSysfs | None = None, loader: str = "libbpf"):
         """sample: attach the bio-side programs for part of each period only (sampler.py);
-        None or fraction 1: every request seen, every count from the probe."""
-        self.object_path = Path(object_path) if object_path else default_object_path()
+        None or fraction 1: every request seen, every count from the probe.
+        loader: "libbpf" (the CO-RE object, needs BTF) or "bcc" (compiled here from the
+        source, needs the kernel's headers); the source is named "bpf" or "bcc" after it."""
         if not 0 <= seq_tolerance_sectors <= 1 << 20:
             raise ValueError(f"seq_tolerance_sectors {seq_tolerance_sectors}: 0..{1 << 20}")
         self.plan = sample if sample is not None and sample.sampled else None
         self.diskstats_path = diskstats_path
         self.sysfs = sysfs or BlockSysfs()
-        self.obj = BpfObject(self.object_path,
-                             {"seq_tolerance_sectors": seq_tolerance_sectors,
-                              "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)},
-                             attach=["on_rq_complete"] if self.plan else ALWAYS_ON)
+        settings = {"seq_tolerance_sectors": seq_tolerance_sectors,
+                    "seq_bucket_shift": bucket_shift(seq_tolerance_sectors)}
+        attach = ["on_rq_complete"] if self.plan else ALWAYS_ON
+        self.obj: BpfObject | BccObject
+        if loader == "bcc":
+            self.name = "bcc"
+            self.obj = BccObject(settings, attach=attach)
+        elif loader == "libbpf":
+            self.name = "bpf"
+            self.object_path = Path(object_path) if object_path else default_object_path()
+            self.obj = BpfObject(self.object_path, settings, attach=attach)
+        else:
+            raise ValueError(f"loader {loader!r}: expected libbpf or bcc")
         # Sampled, the merge programs are never attached: diskstats counts merges exactly.
         self.sampler: Sampler | None = None
         self._fds: dict[str, int] = {}

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ..sysblock import BlockSysfs
 from . import libbpf
-from .bpf_object import BpfObject
+from .bpf_object import ProbeObject
 from .diskstats_source import parse_diskstats
 
 log = logging.getLogger("ioaz.probe")
@@ -98,7 +98,7 @@ def completed_requests(path: str = "/proc/diskstats", sysfs: BlockSysfs | None =
 class SlotCounts:
     """The requests each sampled period started and completed (map `slots`, per CPU)."""
 
-    def __init__(self, obj: BpfObject):
+    def __init__(self, obj: ProbeObject):
         self.fd = obj.map_fd("slots")
         self.ncpu = libbpf.check_int(libbpf.lib().libbpf_num_possible_cpus(), "possible CPUs")
         self._buf = ctypes.create_string_buffer(16 * self.ncpu)
@@ -117,7 +117,7 @@ class SlotCounts:
         return sum(v[1::2]) >= sum(v[0::2])  # done >= started
 
 
-def set_always_on(obj: BpfObject) -> None:
+def set_always_on(obj: ProbeObject) -> None:
     """Every bio counted, every completion recorded (the object's own defaults)."""
     obj.set_global("lat_from", 0, 0)
     obj.set_global("lat_until", U64_MAX, 0)
@@ -129,7 +129,7 @@ def set_always_on(obj: BpfObject) -> None:
     obj.detach([GETRQ])
 
 
-def set_paused(obj: BpfObject) -> None:
+def set_paused(obj: ProbeObject) -> None:
     """Nothing counted or recorded until the sampler's first counted period."""
     obj.set_global("counting", 0)
     for slot in (0, 1):
@@ -143,7 +143,7 @@ class Sampler:
     falls back to always-on (exact, and dearer) and says so: a sampler that stopped silently
     would leave ioaz with no sequentiality, processes or latency at all."""
 
-    def __init__(self, obj: BpfObject, plan: SamplePlan,
+    def __init__(self, obj: ProbeObject, plan: SamplePlan,
                  clock: Callable[[], int] = time.monotonic_ns,
                  requests: Callable[[], int] = completed_requests,
                  slots: SlotCounts | None = None):

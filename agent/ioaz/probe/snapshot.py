@@ -20,7 +20,7 @@ class DeviceSnapshot:
     major: int
     minor: int
     t_ns: int                       # CLOCK_MONOTONIC when read
-    source: str                     # "bpf" | "diskstats"
+    source: str                     # "bpf" (the eBPF probe, by libbpf or BCC) | "diskstats"
     completed: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
     completed_bytes: list[int] = field(default_factory=lambda: _zeros(N_DIRS))
     bios: int | None = None
