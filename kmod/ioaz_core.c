@@ -80,6 +80,26 @@ bool ioaz_gate_done(struct request_queue *q, struct ioaz_gate *g,
 	return true;
 }
 
+/* The elevators' init_sched, for the API at hand (ioaz_sched.h). */
+int ioaz_init_sched(struct request_queue *q, struct ioaz_init_arg *arg,
+		    int (*setup)(struct request_queue *q,
+				 struct elevator_queue *eq))
+{
+#ifdef IOAZ_HAVE_INIT_SCHED_EQ
+	return setup(q, arg);
+#else
+	struct elevator_queue *eq = elevator_alloc(q, arg);
+	int ret;
+
+	if (!eq)
+		return -ENOMEM;
+	ret = setup(q, eq);
+	if (ret)
+		kobject_put(&eq->kobj);
+	return ret;
+#endif
+}
+
 /* Bad input or a value out of [min, max]: -EINVAL, the caller keeps the old value. */
 int ioaz_parse_uint(const char *page, unsigned int min, unsigned int max,
 		    unsigned int *out)

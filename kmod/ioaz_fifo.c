@@ -20,19 +20,13 @@ struct fifo_data {
 	struct request_queue *q;
 };
 
-static int fifo_init_sched(struct request_queue *q, struct elevator_type *e)
+static int fifo_setup(struct request_queue *q, struct elevator_queue *eq)
 {
-	struct elevator_queue *eq;
 	struct fifo_data *fd;
 
-	eq = elevator_alloc(q, e);
-	if (!eq)
-		return -ENOMEM;
 	fd = kzalloc_node(sizeof(*fd), GFP_KERNEL, q->node);
-	if (!fd) {
-		kobject_put(&eq->kobj);
+	if (!fd)
 		return -ENOMEM;
-	}
 	spin_lock_init(&fd->lock);
 	INIT_LIST_HEAD(&fd->queue);
 	fd->q = q;
@@ -49,6 +43,11 @@ static int fifo_init_sched(struct request_queue *q, struct elevator_type *e)
 	}
 	q->elevator = eq;
 	return 0;
+}
+
+static int fifo_init_sched(struct request_queue *q, struct ioaz_init_arg *arg)
+{
+	return ioaz_init_sched(q, arg, fifo_setup);
 }
 
 static void fifo_exit_sched(struct elevator_queue *e)

@@ -43,6 +43,23 @@
 #define IOAZ_RQF_FINISHES RQF_USE_SCHED
 #endif
 
+/*
+ * init_sched: by 6.18 the core allocates the elevator_queue and passes it in
+ * (IOAZ_HAVE_INIT_SCHED_EQ); before, it passed the elevator_type and the
+ * elevator allocated the queue itself with elevator_alloc(). Each elevator's
+ * init_sched takes `struct ioaz_init_arg *` and calls ioaz_init_sched() with
+ * its setup(q, eq), which fills eq->elevator_data, sets q->elevator and, if
+ * it fails, frees what it allocated (not eq).
+ */
+#ifdef IOAZ_HAVE_INIT_SCHED_EQ
+#define ioaz_init_arg elevator_queue
+#else
+#define ioaz_init_arg elevator_type
+#endif
+int ioaz_init_sched(struct request_queue *q, struct ioaz_init_arg *arg,
+		    int (*setup)(struct request_queue *q,
+				 struct elevator_queue *eq));
+
 /* rq->elv.priv[0] bits: what this scheduler already did with a request */
 #define IOAZ_RQ_SEEN		1UL	/* inserted once; a requeue is not new */
 #define IOAZ_RQ_INFLIGHT	2UL	/* counted in ioaz_gate.inflight */
@@ -165,7 +182,14 @@ IOAZ_DECLARE_KNOB(deadlines);
 #include <linux/seq_file.h>
 #include "blk-mq-debugfs.h"
 
-#define IOAZ_DEBUGFS_U64(pfx, name, expr)					static int pfx##_##name##_show(void *data, struct seq_file *m)		{										struct request_queue *q = data;															seq_printf(m, "%llu\n", (unsigned long long)READ_ONCE(expr));		return 0;							}
+#define IOAZ_DEBUGFS_U64(pfx, name, expr)				\
+static int pfx##_##name##_show(void *data, struct seq_file *m)		\
+{									\
+	struct request_queue *q = data;					\
+									\
+	seq_printf(m, "%llu\n", (unsigned long long)READ_ONCE(expr));	\
+	return 0;							\
+}
 #define IOAZ_DEBUGFS_ATTR(pfx, name) { #name, 0400, pfx##_##name##_show }
 #endif
 

@@ -313,23 +313,21 @@ static enum hrtimer_restart ss_timer_fn(struct hrtimer *timer)
 	return ret;
 }
 
-static int stream_init_sched(struct request_queue *q, struct elevator_type *e)
+static int stream_setup(struct request_queue *q, struct elevator_queue *eq)
 {
-	struct elevator_queue *eq;
 	struct stream_data *sd;
 
-	eq = elevator_alloc(q, e);
-	if (!eq)
-		return -ENOMEM;
 	sd = kzalloc_node(sizeof(*sd), GFP_KERNEL, q->node);
-	if (!sd) {
-		kobject_put(&eq->kobj);
+	if (!sd)
 		return -ENOMEM;
-	}
 	vr_data_init(&sd->vd, q);
 	sd->wait_idx = -1;
+#ifdef IOAZ_HAVE_HRTIMER_SETUP
+	hrtimer_setup(&sd->timer, ss_timer_fn, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+#else
 	hrtimer_init(&sd->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	sd->timer.function = ss_timer_fn;
+#endif
 	sd->threshold = ss_default_threshold;
 	sd->slice_ms = ss_default_slice_ms;
 	sd->tolerance_pct = ss_default_tolerance_pct;
@@ -341,6 +339,11 @@ static int stream_init_sched(struct request_queue *q, struct elevator_type *e)
 	eq->elevator_data = sd;
 	q->elevator = eq;
 	return 0;
+}
+
+static int stream_init_sched(struct request_queue *q, struct ioaz_init_arg *arg)
+{
+	return ioaz_init_sched(q, arg, stream_setup);
 }
 
 static void stream_exit_sched(struct elevator_queue *e)

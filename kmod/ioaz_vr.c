@@ -272,23 +272,22 @@ void vr_requests_merged_locked(struct vr_data *vd, struct request *req,
 
 /* ---- the vr elevator ---- */
 
-static int vr_init_sched(struct request_queue *q, struct elevator_type *e)
+static int vr_setup(struct request_queue *q, struct elevator_queue *eq)
 {
-	struct elevator_queue *eq;
 	struct vr_data *vd;
 
-	eq = elevator_alloc(q, e);
-	if (!eq)
-		return -ENOMEM;
 	vd = kzalloc_node(sizeof(*vd), GFP_KERNEL, q->node);
-	if (!vd) {
-		kobject_put(&eq->kobj);
+	if (!vd)
 		return -ENOMEM;
-	}
 	vr_data_init(vd, q);
 	eq->elevator_data = vd;
 	q->elevator = eq;
 	return 0;
+}
+
+static int vr_init_sched(struct request_queue *q, struct ioaz_init_arg *arg)
+{
+	return ioaz_init_sched(q, arg, vr_setup);
 }
 
 static void vr_exit_sched(struct elevator_queue *e)

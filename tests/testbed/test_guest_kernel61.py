@@ -4,43 +4,24 @@ elevators load and serve I/O, the BPF probe attaches and classes a workload, and
 from __future__ import annotations
 
 import json
-import re
 import subprocess
 
-from guest_fixture import REPO, guest_image  # noqa: F401 (a fixture)
+from guest_fixture import (  # noqa: F401 (guest_image: a fixture)
+    DMESG,
+    ELEVATORS_AND_PROBE,
+    REPO,
+    STOP_READERS,
+    check_elevators_and_probe,
+    guest_image,
+    guest_values,
+)
 from ioaz.testbed import disks, image, vm
 
-SCRIPT = r"""
-set -u
-D=$(basename $(readlink -f /dev/disk/by-id/ata-QEMU_HARDDISK_IOAZ0000))
-Q=/sys/block/$D/queue
-mbps() {   # fio's JSON on stdin: the first job's read MB/s
-  python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["read"]["bw_bytes"]//10**6)'
-}
-echo "@@ kernel $(uname -r)"
-insmod /mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko && echo "@@ insmod ok"
-echo "@@ offered $(tr -d '[]' < $Q/scheduler)"
-for s in fifo vr stream; do
-  echo $s > $Q/scheduler
-  mb=$(fio --name=r --filename=/dev/$D --direct=1 --rw=read --bs=64k --runtime=2 --time_based \
-       --output-format=json | mbps)
-  echo "@@ $s $(sed 's/.*\[\(.*\)\].*/\1/' $Q/scheduler) $mb"
-done
-fio --name=r --filename=/dev/$D --direct=1 --rw=randread --bs=4k --numjobs=4 --runtime=60 \
-    --time_based --output=/dev/null &
-FIO=$!
-sleep 1
-python3 -m ioaz.cli.ioazctl observe --json --count 4 --device $D > /mnt/results/obs.json \
-    2>/tmp/obs.err
-echo "@@ observe_rc $?"
-kill $FIO; wait
-echo "@@ observe_err $(head -c 300 /tmp/obs.err | tr '\n' ' ')"
+SCRIPT = ELEVATORS_AND_PROBE + STOP_READERS + r"""
 python3 /mnt/ioaz/tests/testbed/probe_compare.py $D 3 > /mnt/results/probe_compare.jsonl \
     2>/mnt/results/probe_compare.err
 echo "@@ compare_rc $?"
-dmesg > /mnt/results/dmesg.txt
-echo "@@ dmesg_bad $(dmesg | grep -c -e 'BUG:' -e 'WARNING:' -e 'Oops:' -e 'Call Trace:')"
-"""
+""" + DMESG
 
 
 def test_elevators_and_probe_on_the_6_1_kernel(guest_image: image.Image,  # noqa: F811
@@ -51,19 +32,9 @@ def test_elevators_and_probe_on_the_6_1_kernel(guest_image: image.Image,  # noqa
     assert r.returncode == 0, f"kmod build for {rel} failed:\n{r.stderr[-2000:]}"
     res = vm.run([SCRIPT], vm.Options(kernel="6.1", disks=disks.parse("model:wd500"),
                                       results=tmp_path, timeout_s=600))
-    m = {k: v.strip() for k, v in re.findall(r"^@@ (\S+) ?(.*)$", res.output, re.M)}
+    m = guest_values(res.output)
     assert res.rc == 0, res.output[-3000:]
-    assert m["kernel"] == rel and m.get("insmod") == "ok", m
-    assert {"fifo", "vr", "stream", "mq-deadline"} <= set(m["offered"].split()), m
-    for s in ("fifo", "vr", "stream"):
-        active, mb = m[s].split()
-        assert active == s and int(mb) > 10, (s, m[s])   # a wd500 reads 64 KiB at 100+ MB/s
-    assert m["observe_rc"] == "0", m["observe_err"]
-    windows = [json.loads(x) for x in (tmp_path / "obs.json").read_text().splitlines()]
-    assert windows and all(w["source"] == "bpf" for w in windows), m["observe_err"]
-    w = windows[-1]   # the first window may begin before every fio job has started
-    assert w["class"] == {"processes": "4", "pattern": "random", "mode": "read"}, windows
-    assert m["dmesg_bad"] == "0", (tmp_path / "dmesg.txt").read_text()[-3000:]
+    check_elevators_and_probe(m, rel, tmp_path)
     check_bcc_against_core(m, tmp_path)
 
 

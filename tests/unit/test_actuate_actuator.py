@@ -152,6 +152,22 @@ def test_ebusy_is_retried_with_growing_backoff(act: Actuator, kernel: FakeKernel
     assert sleeps == [0.01, 0.02]
 
 
+def test_a_busy_queue_gets_a_longer_budget_than_a_bad_value(act: Actuator, kernel: FakeKernel,
+                                                            sleeps: list[float]) -> None:
+    """EBUSY lasts as long as another writer's switch (Linux 7.2+): 7 attempts, 0.63 s at most;
+    then the write fails, says so, and the disk keeps a scheduler."""
+    kernel.faults[("sdb", sf.SCHEDULER)] = [errno.EBUSY] * 6
+    r = act.apply("sdb", Realisation("kyber"))
+    assert r.ok and r.steps[0].attempts == 7
+    assert sleeps == [0.01, 0.02, 0.04, 0.08, 0.16, 0.32]
+    sleeps.clear()
+    kernel.faults[("sdb", sf.SCHEDULER)] = [errno.EBUSY] * 7
+    r = act.apply("sdb", Realisation("bfq"))
+    assert not r.ok and r.steps[0].attempts == 7 and len(sleeps) == 6
+    assert "EBUSY" in r.errors[0] and "after 7 attempts" in r.errors[0]
+    assert kernel.scheduler("sdb").active == "kyber"
+
+
 def test_a_bad_knob_value_names_device_file_and_value_and_keeps_a_scheduler(
         act: Actuator, kernel: FakeKernel, sleeps: list[float]) -> None:
     r = act.apply("sdb", Realisation("kyber", {"read_lat_nsec": "fast"}))

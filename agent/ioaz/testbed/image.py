@@ -3,7 +3,8 @@
 The recipe (packages, kernels, the files laid over the tree) is hashed; an image is built once per
 recipe under build/testbed/<hash>/ and reused until the recipe changes. The image holds Debian's
 6.12 kernel (the release whose headers the host has, so ioaz's elevators built on the host load in
-the guest) and Debian 12's own 6.1, each with the initrd initramfs-tools makes in the chroot.
+the guest), Debian 12's own 6.1 and trixie-backports' 7.3 (trixie.py), each with the initrd
+initramfs-tools makes in the chroot.
 """
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ioaz.testbed.errors import TestbedError
+from ioaz.testbed import trixie
+from ioaz.testbed.errors import TestbedError, run_logged
 
 REPO = Path(__file__).resolve().parents[3]
 BUILD = REPO / "build" / "testbed"
@@ -37,6 +39,7 @@ PACKAGES = (
     "make", "socat", "e2fsprogs", "python3", "python3-yaml", "python3-prometheus-client", "libbpf1",
     "bpftool", "fio", "mdadm", "postgresql", "postgresql-contrib", "postmark", "dbench", "sysbench",
     "python3-bpfcc", "bpfcc-tools", "initramfs-tools", "ansible-core", "python3-apt",
+    "zstd",   # initramfs-tools' default compressor (without it, gzip)
 )
 
 # Files laid over the tree (path -> text). The 9p shares: the checkout read-only at /mnt/ioaz, the
@@ -93,15 +96,21 @@ def release_612() -> str:
     return sorted(found, key=lambda r: [int(x) for x in re.findall(r"\d+", r)[:3]])[-1]
 
 
-def kernels() -> dict[str, str]:
-    """Kernel series -> release, as the guest has them."""
+def bookworm_kernels() -> dict[str, str]:
+    """The kernels Debian 12 has: installed by mmdebstrap with their headers."""
     return {"6.12": release_612(), "6.1": RELEASE_61}
 
 
+def kernels() -> dict[str, str]:
+    """Kernel series -> release, as the guest has them (7.3 from trixie-backports)."""
+    return {**bookworm_kernels(), trixie.SERIES_73: trixie.RELEASE_73}
+
+
 def recipe() -> dict[str, object]:
-    rels = sorted(kernels().values())
+    rels = sorted(bookworm_kernels().values())
     pkgs = [*PACKAGES, *(f"linux-image-{r}" for r in rels), *(f"linux-headers-{r}" for r in rels)]
     return {"format": 1, "suite": "bookworm", "packages": pkgs, "overlay": OVERLAY,
+            "backports": [trixie.RELEASE_73],
             "enabled": list(ENABLED), "masked": list(MASKED), "disabled": list(DISABLED),
             "root_label": ROOT_LABEL,
             "size": IMAGE_SIZE}
@@ -145,17 +154,6 @@ def _lock() -> Iterator[None]:
         yield
 
 
-def _run(cmd: list[str], what: str, log: Path) -> None:
-    with open(log, "a") as out:
-        out.write(f"$ {' '.join(cmd)}\n")
-        out.flush()
-        r = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT)
-    if r.returncode != 0:
-        tail = log.read_text(errors="replace").splitlines()[-15:]
-        raise TestbedError(f"{what} failed (exit {r.returncode}); the last lines of {log}:\n"
-                           + "\n".join(tail))
-
-
 def _check_host() -> None:
     for tool in ("mmdebstrap", "mkfs.ext4", "chroot", "systemctl"):
         if shutil.which(tool) is None:
@@ -181,19 +179,21 @@ def build(force: bool = False, log: Path | None = None) -> Image:
         log = log or work / "build.log"
         tree = work / "tree"
         t0 = time.monotonic()
-        _run(["mmdebstrap", "--variant=minbase", "--include=" + ",".join(r["packages"]),  # type: ignore[arg-type]
-              "bookworm", str(tree), str(SOURCES)], "mmdebstrap", log)
+        include = "--include=" + ",".join(r["packages"])  # type: ignore[arg-type]
+        run_logged(["mmdebstrap", "--variant=minbase", include, "bookworm", str(tree),
+                    str(SOURCES)], "mmdebstrap", log)
         t_strap = time.monotonic() - t0
+        trixie.add_kernel(tree, SOURCES, log)
         for rel, text in OVERLAY.items():
             p = tree / rel
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(text)
         for d in ("mnt/ioaz", "mnt/results"):
             (tree / d).mkdir(parents=True, exist_ok=True)
-        _run(["chroot", str(tree), "passwd", "-d", "root"], "passwd -d root", log)
-        _run(["systemctl", f"--root={tree}", "enable", *ENABLED], "enabling units", log)
-        _run(["systemctl", f"--root={tree}", "mask", *MASKED], "masking timers", log)
-        _run(["systemctl", f"--root={tree}", "disable", *DISABLED], "disabling services", log)
+        run_logged(["chroot", str(tree), "passwd", "-d", "root"], "passwd -d root", log)
+        run_logged(["systemctl", f"--root={tree}", "enable", *ENABLED], "enabling units", log)
+        run_logged(["systemctl", f"--root={tree}", "mask", *MASKED], "masking timers", log)
+        run_logged(["systemctl", f"--root={tree}", "disable", *DISABLED], "disabling services", log)
         (work / "boot").mkdir()
         for rel in kernels().values():
             for name in (f"vmlinuz-{rel}", f"initrd.img-{rel}"):
@@ -201,8 +201,8 @@ def build(force: bool = False, log: Path | None = None) -> Image:
                 if not src.exists():
                     raise TestbedError(f"the chroot has no /boot/{name} (initramfs-tools failed?)")
                 shutil.copy2(src, work / "boot" / name)
-        _run(["mkfs.ext4", "-q", "-F", "-L", ROOT_LABEL, "-d", str(tree), str(work / "root.img"),
-              IMAGE_SIZE], "mkfs.ext4 -d", log)
+        run_logged(["mkfs.ext4", "-q", "-F", "-L", ROOT_LABEL, "-d", str(tree),
+                    str(work / "root.img"), IMAGE_SIZE], "mkfs.ext4 -d", log)
         used = int(subprocess.run(["du", "-sm", str(tree)], capture_output=True,
                                   text=True).stdout.split()[0])
         shutil.rmtree(tree)
@@ -213,7 +213,8 @@ def build(force: bool = False, log: Path | None = None) -> Image:
                     "kernels": kernels()}
         (work / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
         work.rename(final)
-        for old in BUILD.iterdir():   # images of older recipes: 2 GB each, never booted again
-            if old != final and re.fullmatch(r"[0-9a-f]{12}", old.name):
+        # images of older recipes (2 GB each, never booted again) and failed builds' leftovers
+        for old in BUILD.iterdir():
+            if old != final and re.fullmatch(r"[0-9a-f]{12}(\.tmp)?", old.name):
                 shutil.rmtree(old, ignore_errors=True)
         return Image(final)
