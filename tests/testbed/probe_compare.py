@@ -108,31 +108,29 @@ def main() -> int:
                 b.t_ns = a.t_ns + int(float(seconds) * 1e9)   # the same window for both
                 out[k] = {"features": features(a, b), "counts": counts(b)}
             print(json.dumps(out), flush=True)
-    finally:
         core.close()
-        bcc.close()
-    # Sampled, as ioazd runs it by default: the sampler drives BCC's programs as libbpf's.
-    plan = SamplePlan.per_window(0.1, 1.0)
-    t = time.monotonic()
-    sampled = BpfSource(loader="bcc", sample=SamplePlan(plan.fraction, plan.period_s,
-                                                        plan.warmup_s, full_below_iops=0)).open()
-    print(json.dumps({"bcc_open_s": round(time.monotonic() - t, 1)}), flush=True)
-    try:
+        # Sampled, as ioazd runs it by default (forced even at low rates), on the same loaded
+        # BCC probe: the sampler drives its programs and `ctl` as it drives libbpf's.
+        plan = SamplePlan.per_window(0.1, 1.0)
+        bcc.suspend()
+        bcc.plan = SamplePlan(plan.fraction, plan.period_s, plan.warmup_s, full_below_iops=0)
+        bcc.resume()
         fio = subprocess.Popen(["fio", "--name=s", f"--filename=/dev/{dev}", "--direct=1",
                                 "--rw=read", "--bs=4k", "--numjobs=2", "--offset_increment=10g",
                                 f"--runtime={int(seconds) + 2}", "--time_based",
                                 "--output=/dev/null"])
         time.sleep(1)
-        a = sampled.read().get(dev)
+        a = bcc.read().get(dev)
         time.sleep(float(seconds))
-        b = sampled.read().get(dev)
+        b = bcc.read().get(dev)
         fio.wait()
-        s = sampled.sampler
+        s = bcc.sampler
         print(json.dumps({"sampled": features(a, b), "periods": s.periods if s else None,
                           "drained": s.drained_periods if s else None,
                           "error": s.error if s else "no sampler"}), flush=True)
     finally:
-        sampled.close()
+        core.close()
+        bcc.close()
     return 0
 
 

@@ -1,7 +1,8 @@
 """blktests' scheduler tests with ioaz's elevators loaded (issue 18 item 6): block/005 (switch
 schedulers while doing IO, on the SATA disk and on null_blk) and block/047 (switch schedulers
-concurrently, on null_blk) in the 6.12 guest, where queue/scheduler offers fifo, vr and stream
-beside Debian's four. They pass, ioaz's elevators are switched in and out, and dmesg is clean.
+concurrently, on null_blk) in the 6.12 and 7.3 guests, where queue/scheduler offers fifo, vr
+and stream beside Debian's four. They pass, ioaz's elevators are switched in and out, and dmesg
+is clean.
 
 blktests is the field's suite, not this project's code: it is not vendored. Set IOAZ_BLKTESTS to a
 checkout of linux-blktests/blktests to run this (one boot, about 3 min); see docs/testbed.md."""
@@ -13,8 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from guest_fixture import guest_image  # noqa: F401 (a fixture)
-from ioaz.testbed import disks, image, vm
+from guest_fixture import REPO, guest_image  # noqa: F401 (a fixture)
+from ioaz.testbed import disks, image, trixie, vm
 
 ENV = "IOAZ_BLKTESTS"
 SKIP = ("blktests is not vendored: set IOAZ_BLKTESTS to a checkout of linux-blktests/blktests; "
@@ -32,20 +33,24 @@ def blktests_tree() -> Path:
     return path
 
 
+@pytest.mark.parametrize("kernel", ["6.12", trixie.SERIES_73])
 def test_blktests_scheduler_switching_with_ioaz_elevators(
-        blktests_tree: Path, guest_image: image.Image, tmp_path: Path) -> None:  # noqa: F811
+        blktests_tree: Path, guest_image: image.Image, tmp_path: Path,  # noqa: F811
+        kernel: str) -> None:
+    if kernel == trixie.SERIES_73:
+        trixie.build_kmod(REPO, image.BUILD, image.SOURCES)   # guest_image built 6.12's
     # The results share is the guest's only writable window; blktests is copied to /tmp there.
     shutil.copytree(blktests_tree, tmp_path / "blktests-src", symlinks=True,
                     ignore=shutil.ignore_patterns(".git", "results"))
     res = vm.run([f"bash /mnt/ioaz/tests/testbed/blktests_guest.sh /mnt/results/blktests-src "
                   f"{TIMEOUT_S}"],
-                 vm.Options(kernel="6.12", disks=disks.parse("model:wd500"), results=tmp_path,
+                 vm.Options(kernel=kernel, disks=disks.parse("model:wd500"), results=tmp_path,
                             timeout_s=900))
     print(res.output)
     assert res.rc == 0, res.output[-3000:]
     lines = re.findall(r"^@@ (\S+) ?(.*)$", res.output, re.M)
     m = {k: v.strip() for k, v in lines}
-    assert m.get("insmod") == "ok", m
+    assert m["kernel"] == image.kernels()[kernel] and m.get("insmod") == "ok", m
     disk = m["disk"].split()[0]   # the SATA disk's name in the guest, "sda" "rotational=1"
     for q in (disk, "nullb0"):
         offered = set(m.get(f"offered_{q}", "").split())

@@ -40,6 +40,7 @@ PACKAGES = (
     "bpftool", "fio", "mdadm", "postgresql", "postgresql-contrib", "postmark", "dbench", "sysbench",
     "python3-bpfcc", "bpfcc-tools", "initramfs-tools", "ansible-core", "python3-apt",
     "zstd",   # initramfs-tools' default compressor (without it, gzip)
+    "gawk", "bsdextrautils",   # blktests' awk and its summary's `column`
 )
 
 # Files laid over the tree (path -> text). The 9p shares: the checkout read-only at /mnt/ioaz, the
