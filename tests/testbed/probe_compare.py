@@ -43,7 +43,8 @@ def features(old, new) -> dict:
     return {"seq_ratio": f.seq_ratio, "read_ratio": f.read_ratio, "iops": f.iops,
             "processes": f.processes, "threads": f.threads, "avg_depth": f.avg_depth,
             "mean_size_bytes": f.mean_size_bytes, "p50_latency_s": f.p50_latency_s,
-            "p99_latency_s": f.p99_latency_s}
+            "p99_latency_s": f.p99_latency_s,
+            "latency_hist": {str(k): v for k, v in sorted(f.latency_hist.items())}}
 
 
 class Said(logging.Handler):

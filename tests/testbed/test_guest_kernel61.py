@@ -43,6 +43,11 @@ def test_elevators_and_probe_on_the_6_1_kernel(guest_image: image.Image,  # noqa
 RATIO_TOLERANCE = 0.05
 RELATIVE_TOLERANCE = 0.05
 RATIOS = ("seq_ratio", "read_ratio")
+# Latency: each probe reads the clock itself at the same tracepoint, a few microseconds apart, so a
+# request near a log2 bucket's edge may land in the next bucket in one of them. The histograms
+# must agree within 5% of the window's requests; a percentile, interpolated inside its bucket,
+# may then move by up to a bucket (a window of 380 requests: p99 70.6 against 83.3 ms).
+PERCENTILES = ("p50_latency_s", "p99_latency_s")
 
 
 def check_bcc_against_core(m: dict[str, str], tmp_path) -> None:
@@ -61,11 +66,20 @@ def check_bcc_against_core(m: dict[str, str], tmp_path) -> None:
         # The same requests, seen at the same tracepoints: the counts are the same.
         for k in ("completed", "bytes", "bios", "bios_seq", "size_hist"):
             assert bcc["counts"][k] == core["counts"][k], (r["workload"], k)
+        hist_a, hist_b = core["features"]["latency_hist"], bcc["features"]["latency_hist"]
+        moved = sum(abs(hist_a.get(b, 0) - hist_b.get(b, 0)) for b in {*hist_a, *hist_b}) / 2
+        print(f"{r['workload']:16} latency_hist     {moved:.0f} of {sum(hist_a.values())} "
+              "requests in another bucket")
+        assert moved <= RELATIVE_TOLERANCE * sum(hist_a.values()), (r["workload"], hist_a, hist_b)
         for k, want in core["features"].items():
             got = bcc["features"][k]
+            if k == "latency_hist":
+                continue
             print(f"{r['workload']:16} {k:16} libbpf {want!s:24} bcc {got}")
             if want is None or got is None:
                 assert want == got, (r["workload"], k, want, got)
+            elif k in PERCENTILES:
+                assert max(got, want) <= 2 * min(got, want), (r["workload"], k, want, got)
             elif k in RATIOS:
                 assert abs(got - want) <= RATIO_TOLERANCE, (r["workload"], k, want, got)
             else:
