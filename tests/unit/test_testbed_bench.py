@@ -265,3 +265,26 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
         bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-fast"]))
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel"]))
     assert plan.contenders == ["bfq", "ioazd-kernel"]
+
+
+def test_raid_plan_names_its_disks_and_refuses_an_array_mdadm_would() -> None:
+    """--raid puts the raw workloads on an md array: the plan boots its members and the file
+    system's disk; a member count or chunk mdadm would refuse is refused first, naming it."""
+    import argparse
+
+    from ioaz.lab.testbench import bench_cli
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    plain = bench_cli.plan_from(p.parse_args([]))
+    assert plain.raid is None and plain.disk_spec() == "model:wd500,model:wd500"
+    plan = bench_cli.plan_from(p.parse_args(["--raid", "10", "--members", "4",
+                                             "--model", "maxtor40"]))
+    assert (plan.raid, plan.members, plan.chunk_kb) == ("10", 4, 512)
+    assert plan.disk_spec() == ",".join(["model:maxtor40"] * 5)
+    with pytest.raises(ValueError, match="--members 2: RAID 5 takes 3 to 8"):
+        bench_cli.plan_from(p.parse_args(["--raid", "5", "--members", "2"]))
+    with pytest.raises(ValueError, match="--chunk-kb 96: a power of two"):
+        bench_cli.plan_from(p.parse_args(["--raid", "0", "--chunk-kb", "96"]))
+    with pytest.raises(SystemExit):
+        p.parse_args(["--raid", "6"])

@@ -46,6 +46,14 @@ class Plan:
     kernel: str = "6.12"
     queue_depth: int | None = None       # None: the kernel's (32 on AHCI)
     path_credit_us: float | None = None  # None: measured in a first boot
+    raid: str | None = None              # "0" | "5" | "10": the raw workloads on an md array
+    members: int = 4                     # its disks
+    chunk_kb: int = 512                  # its chunk (mdadm's default)
+
+    def disk_spec(self) -> str:
+        """The raw disk (or the array's members) first, then the file system's disk."""
+        n = self.members if self.raid else 1
+        return ",".join([f"model:{self.model}"] * (n + 1))
 
     def seconds(self) -> float:
         """A rough length of the guest's part, for the timeout and for the operator."""
@@ -106,15 +114,18 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
     (results / "plan.json").write_text(json.dumps({
         "workloads": [w.name for w in plan.workloads], "contenders": plan.contenders,
         "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
-        "queue_depth": plan.queue_depth, "ioazd": contender_configs(plan.contenders)}, indent=1))
+        "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
+        "chunk_kb": plan.chunk_kb, "ioazd": contender_configs(plan.contenders)}, indent=1))
     started = time.time()
     res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
                  vm.Options(kernel=plan.kernel, memory_mb=2048,
-                            disks=disks.parse(f"model:{plan.model},model:{plan.model}"),
+                            disks=disks.parse(plan.disk_spec()),
                             results=results, timeout_s=plan.seconds() * 2 + 1200,
                             path_credit_us=credit), echo=echo)
     meta = {"model": plan.model, "kernel": plan.kernel, "rounds": plan.rounds,
             "queue_depth": plan.queue_depth,
+            "raid": {"level": plan.raid, "members": plan.members, "chunk_kb": plan.chunk_kb}
+            if plan.raid else None,
             "runtime_s": plan.runtime_s, "phase_s": plan.phase_s, "path": path,
             "path_credit_us": credit, "rc": res.rc, "boot_s": res.boot_s,
             "wall_s": round(time.time() - started), "started": time.strftime(
@@ -137,10 +148,15 @@ def load_meta(out: Path) -> dict[str, Any]:
         raise ValueError(f"{out}/meta.json: not a testbed bench's results ({e})") from e
 
 
+def raw_disks(guest: dict[str, Any]) -> list[str]:
+    """The disks under the raw workloads: the one raw disk, or the array's members."""
+    return list(guest.get("members") or [guest["raw"]])
+
+
 def guest_queue_depth(results: Path) -> int | None:
-    """The drive queue depth the guest ran the raw disk at."""
+    """The drive queue depth the guest ran the raw disk (or the array's first member) at."""
     g = json.loads((results / "guest.json").read_text())
-    return g["queue_depth"].get(g["raw"])
+    return g["queue_depth"].get(raw_disks(g)[0])
 
 
 def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
@@ -164,8 +180,11 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
         else:
             row["error"] = line["stderr"]
         if line["contender"].startswith("ioazd"):
+            # on an array, its first member's (scheduler_at_end has every member's last choice)
             row["timeline"] = timeline(results / "raw" / line["out"].replace(
-                ".out", ".ioazd.log"), guest["raw"] if w.disk == "raw" else guest["fs"])
+                ".out", ".ioazd.log"), raw_disks(guest)[0] if w.disk == "raw" else guest["fs"])
+            if line.get("scheduler_at_end"):
+                row["scheduler_at_end"] = line["scheduler_at_end"]
         table[w.name][line["contender"]].append(row)
     return {w: dict(c) for w, c in table.items()}
 

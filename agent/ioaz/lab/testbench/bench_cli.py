@@ -29,6 +29,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    metavar="1..32", help="the disks' device/queue_depth (default: the "
                    "kernel's, 32 on AHCI; 1 is IOAZ's IDE drive, where the order the "
                    "scheduler chooses reaches the disk)")
+    g.add_argument("--raid", choices=("0", "5", "10"), default=None,
+                   help="run the raw-disk workloads on an md RAID of this level over "
+                        "--members model disks (mdadm in the guest); static contenders are "
+                        "set on every member")
+    g.add_argument("--members", type=int, default=4, help="the array's disks (default 4)")
+    g.add_argument("--chunk-kb", type=int, default=512,
+                   help="the array's chunk in KiB (default 512, mdadm's)")
     g.add_argument("--path-credit-us", type=float, default=None,
                    help="the VM path's cost per request (default: measured in a first boot)")
     g.add_argument("--beside", default="", metavar="TEXT",
@@ -52,13 +59,21 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
             raise ValueError(f"--contenders {bench.KERNEL}: no calibrated matrix "
                              f"{', '.join(missing)} (decision_matrices/kernel/README.md says "
                              "how they are made)")
+    if args.raid:
+        least = {"0": 2, "5": 3, "10": 4}[args.raid]
+        if not least <= args.members <= 8:
+            raise ValueError(f"--members {args.members}: RAID {args.raid} takes {least} to 8 "
+                             "disks here")
+        if args.chunk_kb < 4 or args.chunk_kb & (args.chunk_kb - 1):
+            raise ValueError(f"--chunk-kb {args.chunk_kb}: a power of two, 4 or more")
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
         raise ValueError("--rounds, --runtime and --phase must be positive")
     return bench.Plan(workloads=workloads.select(args.workloads), contenders=cs,
                       rounds=rounds, runtime_s=args.runtime, phase_s=args.phase,
                       model=args.model, kernel=args.kernel,
-                      queue_depth=args.queue_depth, path_credit_us=args.path_credit_us)
+                      queue_depth=args.queue_depth, path_credit_us=args.path_credit_us,
+                      raid=args.raid, members=args.members, chunk_kb=args.chunk_kb)
 
 
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
@@ -86,6 +101,10 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
                       f"kernel {meta['kernel']} (testbed)")
     bench_report.write(rep, analysis, meta)
     qd = bench.guest_queue_depth(out / "guest")
+    if meta.get("raid"):
+        # the simulator's arrays are hardware RAID (one queue in front of a controller), not
+        # md's member disks each with its own scheduler: no twin to set beside it
+        return {"summary": rep.summary, "report": str(rep.write())}
     sim = bench_sim.simulate(meta["model"], qd, meta["phase_s"], meta["runtime_s"],
                              [c for c in analysis["contenders"] if c in bench_sim.STAND_IN])
     bench_report.write_sim(rep, bench_sim.compare(bench_sim.real_means(table), sim), qd)

@@ -102,6 +102,8 @@ def analyse(table: Table) -> dict[str, Any]:
                 norm[c].append(vs.mean)
             if any(r.get("timeline") is not None for r in rs):
                 res["contenders"][c]["timelines"] = [r.get("timeline") for r in rs]
+            if any(r.get("scheduler_at_end") for r in rs):
+                res["contenders"][c]["at_end"] = [r.get("scheduler_at_end") for r in rs]
         if BY_NAME[w].phases:
             rounds, choice = oracle(runs, BY_NAME[w].phases)
             res["oracle_choice"] = choice
@@ -169,6 +171,16 @@ def targets(a: dict[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _disks_text(meta: dict[str, Any]) -> str:
+    raid = meta.get("raid")
+    if not raid:
+        return f"two emulated {meta['model']} disks"
+    return (f"the raw-disk workloads on an md RAID {raid['level']} (mdadm, chunk "
+            f"{raid['chunk_kb']} KiB, created with --assume-clean: no initial sync) of "
+            f"{raid['members']} emulated {meta['model']} disks, each static contender set on "
+            f"every member and ioazd managing each member on its own, the file system on one more")
+
+
 def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
     rep.data["testbed"] = {"meta": meta, "analysis": a}
     for t, got, met in a["targets"]:
@@ -186,7 +198,7 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
     sec.text(
         f"Debian 12 guest, kernel {meta.get('guest_kernel', meta['kernel'])}, under qemu TCG; "
         f"drive queue depth {qd if qd else 'the kernel default (32 on AHCI)'}; "
-        f"two emulated {meta['model']} disks (testbed/modeldisk.py: the simulator's model served "
+        f"{_disks_text(meta)} (testbed/modeldisk.py: the simulator's model served "
         f"in real time over NBD, VM path credit {meta['path_credit_us']} us); {meta['rounds']} "
         f"rounds, every contender once per workload per round, the order rotated each round and "
         f"reversed every other one; timed runs {meta['runtime_s']:g} s, mix phases "
@@ -233,6 +245,11 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                         s.text(f"{c} round {i}: " + ", ".join(
                             f"{e['t']:g} s {e['to']} ({e['policy']}, {e['reason']})"
                             for e in tl))
+                if meta.get("raid"):
+                    for i, end in enumerate(m.get("at_end") or []):
+                        if end:
+                            s.text(f"{c} round {i}, each disk's scheduler when the workload "
+                                   "ended: " + ", ".join(f"{d} {x}" for d, x in end.items()))
     _plot(rep, a, float(meta["phase_s"]))
 
 

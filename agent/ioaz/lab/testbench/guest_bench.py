@@ -3,10 +3,12 @@
     python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json
 
 The plan (written by testbed/bench.py on the host) names the workloads, the contenders, the rounds
-and the run lengths. A contender is a kernel scheduler set statically (through the actuator and its
-state file, as ioazd would set it, and put back after the run) or `ioazd` with a config, started
-from the kernel's default scheduler. Each round runs the contenders in another order (rotated, and
-reversed every other round), so that drift on this shared host falls on all of them alike.
+and the run lengths. A contender is a kernel scheduler set statically (through the actuator and
+its state file, as ioazd would set it, and put back after the run) or `ioazd` with a config,
+started from the kernel's default scheduler. With `raid` in the plan the raw workloads run on an
+md array over the first disks instead of one disk, and a static contender is set on every member.
+Each round runs the contenders in another order (rotated, and reversed every other round), so
+that drift on this shared host falls on all of them alike.
 
 What each run leaves in /mnt/results/raw/: the workload's own output, the disks' block-layer
 stat files before and after, ioazd's log with the seconds since the run started, and one line
@@ -55,6 +57,18 @@ def prepare_fs_disk(dev: str) -> None:
     # background thread during the runs
     sh(f"mkfs.ext4 -q -F -T largefile -E lazy_itable_init=0,lazy_journal_init=0 /dev/{dev}")
     sh(f"mkdir -p {FS} && mount -o noatime /dev/{dev} {FS}")
+
+
+def make_array(level: str, members: list[str], chunk_kb: int) -> str:
+    """An md array over MEMBERS, as `mdadm --create` makes one by default but for the initial
+    sync: the disks are new and a resync would read all of them (hours on 500 GB model disks)
+    and run beside every contender. Its parity is not valid until written, which reads never
+    notice."""
+    sh(f"mdadm --create /dev/md0 --run --assume-clean --level={level} "
+       f"--raid-devices={len(members)} --chunk={chunk_kb} --metadata=1.2 "
+       + " ".join(f"/dev/{d}" for d in members))
+    sh("udevadm settle")
+    return "md0"
 
 
 def disk_stats(sysfs: BlockSysfs, devs: list[str]) -> dict[str, list[int]]:
@@ -140,20 +154,26 @@ def main(plan_file: str) -> int:
     act = Actuator(sysfs, StateStore(STATE_DIR))
     for r in recover(actuator=act):
         print(f"restored {r.device} from an earlier run: {r.restored}", flush=True)
-    rawdev, fsdev = disk_by_serial(0), disk_by_serial(1)
-    devs = [rawdev, fsdev]
+    raid = plan.get("raid")
+    members = [disk_by_serial(i) for i in range(plan.get("members", 1) if raid else 1)]
+    fsdev = disk_by_serial(len(members))
+    devs = [*members, fsdev]   # the disks a contender sets; an md array has no scheduler
     for d in devs:
         if plan.get("queue_depth"):
             sysfs.write(d, "device/queue_depth", str(plan["queue_depth"]))
-    prepare_fs_disk(fsdev)
+    rawdev = make_array(raid, members, plan["chunk_kb"]) if raid else members[0]
+    workloads: list[Workload] = [BY_NAME[n] for n in plan["workloads"]]
+    if any(w.disk == "fs" or w.setup for w in workloads):
+        prepare_fs_disk(fsdev)
     env = {**os.environ, "RAW": rawdev, "FS_DEV": fsdev, "FS": FS,
            "RT": f"{plan['runtime_s']:g}", "PHASE": f"{plan['phase_s']:g}"}
-    workloads: list[Workload] = [BY_NAME[n] for n in plan["workloads"]]
     for setup in dict.fromkeys(w.setup for w in workloads if w.setup):
         t = time.monotonic()
         sh(setup, env=env)
         print(f"setup {time.monotonic() - t:.0f} s: {setup[:70]}", flush=True)
     info = {"kernel": os.uname().release, "raw": rawdev, "fs": fsdev,
+            "raid": raid, "members": members,
+            "array": sh(f"mdadm --detail /dev/{rawdev}").stdout if raid else None,
             "default_scheduler": {d: sysfs.scheduler(d).active for d in devs},
             "available": {d: sysfs.scheduler(d).available for d in devs},
             "queue_depth": {d: sysfs.queue_depth(d) for d in devs},
@@ -165,13 +185,15 @@ def main(plan_file: str) -> int:
     for rnd in range(plan["rounds"]):
         for wi, w in enumerate(workloads):
             for c in order(plan["contenders"], rnd, wi):
-                runs.write(json.dumps(run_one(plan, w, c, rnd, env, act, devs, raw)) + "\n")
+                runs.write(json.dumps(run_one(plan, w, c, rnd, env, act, devs, raw,
+                                              rawdev)) + "\n")
                 runs.flush()
     return 0
 
 
 def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
-            env: dict[str, str], act: Actuator, devs: list[str], raw: Path) -> dict[str, Any]:
+            env: dict[str, str], act: Actuator, devs: list[str], raw: Path,
+            rawdev: str) -> dict[str, Any]:
     tag = f"{w.name}.{contender}.{rnd}"
     out = raw / f"{tag}.out"
     quiesce()
@@ -183,7 +205,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
             res = act.apply(d, Realisation(contender, {}))
             if not res.ok:
                 raise RuntimeError(f"{d}: switching to {contender}: {'; '.join(res.errors)}")
-    before = disk_stats(act.sysfs, devs)
+    stat_devs = list(dict.fromkeys([*devs, rawdev]))
+    before = disk_stats(act.sysfs, stat_devs)
     busy0 = cpu_busy_s()
     daemon0 = process_cpu_s(daemon.proc.pid) if daemon else 0.0
     start = time.monotonic()
@@ -194,7 +217,9 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     wall = time.monotonic() - start
     if daemon:
         daemon.mark("workload end")
-    after = disk_stats(act.sysfs, devs)
+    after = disk_stats(act.sysfs, stat_devs)
+    # what ioazd had chosen for each disk when the workload ended (its stop puts them back)
+    chosen = {d: act.sysfs.scheduler(d).active for d in devs} if daemon else None
     cpu = {"busy_s": round(cpu_busy_s() - busy0, 2), "cpus": os.cpu_count(),
            "ioazd_s": round(process_cpu_s(daemon.proc.pid) - daemon0, 2) if daemon else None}
     daemon_rc = daemon.stop() if daemon else None
@@ -205,6 +230,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     line = {"workload": w.name, "contender": contender, "round": rnd, "rc": r.returncode,
             "wall_s": round(wall, 2), "out": out.name, "stat_before": before,
             "stat_after": after, "cpu": cpu, "stderr": r.stderr[-500:], "ioazd_rc": daemon_rc,
+            "scheduler_at_end": chosen,
             "scheduler_after": {d: act.sysfs.scheduler(d).active for d in devs}}
     print(f"{tag}: rc {r.returncode}, {wall:.1f} s", flush=True)
     return line
