@@ -41,7 +41,6 @@ Chooser = Callable[[WindowFeatures], str | None]
 
 SEQ_STREAMS = 16         # stream heads remembered, as the probe does (IOAZ_STREAM_AGE)
 SEQ_CONFIRM = 3          # continuations before a stream counts (bpf/ioaz.bpf.c IOAZ_STREAM_CONFIRM)
-# a process counts if it submitted this share of the window's bios (classify/features.py)
 _log2 = math.log2
 _NS = 1e9
 
@@ -349,6 +348,7 @@ class Simulator:
             read_bytes_per_s=w.rbytes / span, write_bytes_per_s=w.wbytes / span,
             read_ratio=w.reads / done if done else None,
             seq_ratio=w.seq / w.bios if w.bios else None,
+            # a process counts if it submitted this share of the window's bios (classify)
             processes=sum(1 for n in w.pids.values() if n >= DEFAULT_PROCESS_SHARE * w.bios),
             # Little's law, as the probe computes it: the time-averaged number of requests in
             # the block layer (scheduler queue and device) is their summed submit-to-completion
