@@ -9,7 +9,7 @@ import pytest
 from ioaz import quantile
 from ioaz.classify.counters import log2_percentile
 from ioaz.lab.testbench.measure import bins_percentile
-from ioaz.sim.engine import HIST_PER_OCTAVE, LatencyHistogram
+from ioaz.sim.results import HIST_PER_OCTAVE, LatencyHistogram
 
 
 def test_nearest_rank_of_a_sorted_list():

@@ -18,8 +18,8 @@ NATIVE = PKG.parents[2] / "build" / "mypyc"      # the repository's build/ (git-
 MANIFEST = NATIVE / "ioaz" / "sim" / "SOURCES"   # the digest of the sources it was built from
 # the modules a run goes through (every scheduler: the compiled schedulers package has no
 # interpreted part); adaptive, speed and native stay interpreted
-MODULES = ("engine.py", "request.py", "device_base.py", "hdd.py", "ssd.py", "raid.py",
-           "devices.py", "workloads.py", "trace.py",
+MODULES = ("engine.py", "results.py", "request.py", "device_base.py", "hdd.py", "ssd.py",
+           "raid.py", "devices.py", "workloads.py", "trace.py",
            *sorted(p.relative_to(PKG).as_posix() for p in PKG.glob("schedulers/*.py")))
 
 

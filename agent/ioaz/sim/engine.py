@@ -17,7 +17,7 @@ import math
 import time
 from collections import Counter, deque
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from itertools import repeat
 from typing import Any
 
@@ -26,6 +26,7 @@ from ioaz.classify.types import DEFAULT_PROCESS_SHARE, WindowFeatures
 from ioaz.probe.layout import size_slot
 from ioaz.sim.device_base import Device
 from ioaz.sim.request import SECTOR, Request
+from ioaz.sim.results import HIST_PER_OCTAVE, LatencyHistogram, SimResult, WindowCounts
 from ioaz.sim.schedulers import Scheduler, make_scheduler
 from ioaz.sim.workloads import (
     GB,
@@ -40,84 +41,8 @@ Chooser = Callable[[WindowFeatures], str | None]
 
 SEQ_STREAMS = 16         # stream heads remembered, as the probe does (IOAZ_STREAM_AGE)
 SEQ_CONFIRM = 3          # continuations before a stream counts (bpf/ioaz.bpf.c IOAZ_STREAM_CONFIRM)
-HIST_PER_OCTAVE = 8      # run-wide latency histogram resolution (~9%)
-# a process counts if it submitted this share of the window's bios (classify/features.py)
 _log2 = math.log2
 _NS = 1e9
-
-
-class LatencyHistogram:
-    """Log-spaced latency counts: a percentile to within HIST_PER_OCTAVE, constant memory."""
-
-    def __init__(self) -> None:
-        self.counts: dict[int, int] = {}
-        self.n = 0
-
-    def add(self, seconds: float) -> None:
-        b = int(_log2(seconds * 1e9 if seconds > 1e-9 else 1.0) * HIST_PER_OCTAVE)
-        c = self.counts
-        c[b] = c.get(b, 0) + 1
-        self.n += 1
-
-    def percentile(self, q: float) -> float | None:
-        found = quantile.of_counts(sorted(self.counts.items()), q)
-        if found is None:
-            return None
-        return 2 ** ((found[0] + 0.5) / HIST_PER_OCTAVE) / 1e9  # the bucket's middle
-
-
-class _Window:
-    __slots__ = (
-        "bios",
-        "done",
-        "lat",
-        "lat_hist",
-        "merges",
-        "pids",
-        "rbytes",
-        "reads",
-        "seq",
-        "size_hist",
-        "wbytes",
-    )
-
-    def __init__(self) -> None:
-        self.bios = self.seq = self.merges = self.done = self.reads = 0
-        self.rbytes = self.wbytes = 0
-        self.pids: dict[int, int] = {}   # pid -> bios submitted this window
-        self.lat: list[float] = []
-        self.lat_hist: dict[int, int] = {}
-        self.size_hist: dict[int, int] = {}
-
-
-@dataclass
-class SimResult:
-    workload: str
-    device: str
-    scheduler: str               # the starting scheduler (or "adaptive")
-    sim_s: float
-    requests: int
-    bytes: int
-    throughput_mb_s: float
-    iops: float
-    proc_mb_s: dict[str, float]  # per process
-    proc_min_mb_s: float
-    proc_max_mb_s: float
-    proc_mean_mb_s: float
-    p50_latency_s: float | None   # submit to complete, what the process waits
-    p99_latency_s: float | None
-    merges: int
-    wall_s: float
-    requests_per_wall_s: float
-    cpu_s: float = 0.0           # CPU time of the run: the speed on one core, whatever the load
-    switches: list[dict[str, Any]] = field(default_factory=list)
-    windows: list[WindowFeatures] = field(default_factory=list)
-    scheduler_time_s: dict[str, float] = field(default_factory=dict)
-
-    def to_dict(self, windows: bool = True) -> dict[str, Any]:
-        d = asdict(self)
-        d["windows"] = [w.observe_dict() for w in self.windows] if windows else len(self.windows)
-        return d
 
 
 def _completes(sched: Scheduler) -> bool:
@@ -170,7 +95,7 @@ class Simulator:
         self.switches: list[dict[str, Any]] = []
         self.sched_since = 0.0
         self.sched_time: dict[str, float] = {}
-        self.win = _Window()
+        self.win = WindowCounts()
         self.windows: list[WindowFeatures] = []
         # end sector of a recent stream -> continuations that led to it (up to SEQ_CONFIRM),
         # oldest first
@@ -423,6 +348,7 @@ class Simulator:
             read_bytes_per_s=w.rbytes / span, write_bytes_per_s=w.wbytes / span,
             read_ratio=w.reads / done if done else None,
             seq_ratio=w.seq / w.bios if w.bios else None,
+            # a process counts if it submitted this share of the window's bios (classify)
             processes=sum(1 for n in w.pids.values() if n >= DEFAULT_PROCESS_SHARE * w.bios),
             # Little's law, as the probe computes it: the time-averaged number of requests in
             # the block layer (scheduler queue and device) is their summed submit-to-completion
@@ -447,7 +373,7 @@ class Simulator:
     def _window(self, now: float, _: Any) -> None:
         f = self.features(now, self.window_s)
         self.last_window_t = now
-        self.win = _Window()
+        self.win = WindowCounts()
         if self.keep_windows:
             self.windows.append(f)
         if self.chooser is not None and self.switch_to is None and not self.frozen:

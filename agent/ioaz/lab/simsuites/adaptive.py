@@ -11,7 +11,7 @@ from ioaz.lab.simsuites.adaptive_plan import PASSES, POLICY_SCHEDULER, START
 from ioaz.lab.simsuites.adaptive_report import adaptive_section
 from ioaz.lab.simsuites.common import TRACE, Opts, run_sim
 from ioaz.sim.devices import load_device
-from ioaz.sim.engine import SimResult
+from ioaz.sim.results import SimResult
 from ioaz.sim.workloads import (
     Workload,
     ioaz_category,

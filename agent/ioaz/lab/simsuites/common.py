@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ioaz.sim.devices import load_device
-from ioaz.sim.engine import SimResult, Simulator
+from ioaz.sim.engine import Simulator
+from ioaz.sim.results import SimResult
 from ioaz.sim.workloads import (
     Workload,
 )
