@@ -32,7 +32,7 @@ def test_a_build_is_used_only_while_its_digest_matches_the_sources(
 
 def test_the_digest_covers_every_compiled_module_and_changes_with_any(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert {"engine.py", "devices.py", "workloads.py", "schedulers/__init__.py",
+    assert {"engine.py", "results.py", "devices.py", "workloads.py", "schedulers/__init__.py",
             "schedulers/stream.py"} <= set(sim.MODULES)
     assert {f"schedulers/{p.name}" for p in (sim.PKG / "schedulers").glob("*.py")} <= set(
         sim.MODULES)
