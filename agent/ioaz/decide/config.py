@@ -91,7 +91,7 @@ class DecideConfig:
 class DecideContext:
     """A validated config with every matrix its rules name, and the policy table."""
 
-    config: DecideConfig
+    settings: DecideConfig          # the decide section's settings
     matrices: dict[str, Matrix] = field(default_factory=dict)  # rule file name -> matrix
     policies: PolicyTable | None = None
 
