@@ -35,7 +35,7 @@ class DecideConfig:
     goals: tuple[GoalRule, ...] = ()
     matrix_dir: Path = DEFAULT_MATRIX_DIR
     policies_file: Path = DEFAULT_POLICIES
-    # Damping (policy.py). A switch needs the same verdict in hysteresis_windows consecutive
+    # Damping (damping.py). A switch needs the same verdict in hysteresis_windows consecutive
     # judged windows, at least min_dwell_s on the current scheduler, and room in the hourly
     # budget; windows within cooldown_s of a switch are not evidence (the switch itself
     # disturbs what is measured).
