@@ -127,6 +127,7 @@ static u64 ss_service_ns(struct stream_data *sd, sector_t from, sector_t to)
 
 static void ss_end_wait(struct stream_data *sd)
 {
+	lockdep_assert_held(&sd->vd.lock);
 	sd->wait_idx = -1;
 	sd->wait_gen++;
 	/* a running callback sees the new generation and does nothing */

@@ -16,6 +16,7 @@
 
 #include "ioaz_sched.h"
 
+/* Carroll 2008, Table 3.1: the defaults of the V(R) tunables */
 static const unsigned int vr_default_rev_penalty = 10;
 static const unsigned int vr_default_fifo_batch = 16;
 static const unsigned int vr_default_sync_expire_ms = 500;
@@ -84,6 +85,7 @@ void vr_remove(struct vr_data *vd, struct request *rq)
 {
 	struct request_queue *q = vd->q;
 
+	lockdep_assert_held(&vd->lock);
 	list_del_init(&rq->queuelist);
 	if (!RB_EMPTY_NODE(&rq->rb_node))
 		elv_rb_del(&vd->sort, rq);
@@ -163,6 +165,7 @@ struct request *vr_earliest_expired(struct vr_data *vd, u64 now)
 	struct request *best = NULL;
 	int i;
 
+	lockdep_assert_held(&vd->lock);
 	for (i = 0; i < 2; i++) {
 		struct request *rq;
 
@@ -180,6 +183,7 @@ struct request *vr_earliest_expired(struct vr_data *vd, u64 now)
 /* Bookkeeping after @rq was removed and handed to the device. */
 void vr_account_dispatch(struct vr_data *vd, struct request *rq)
 {
+	lockdep_assert_held(&vd->lock);
 	vd->dir_up = blk_rq_pos(rq) >= vd->head;
 	vd->head = blk_rq_pos(rq) + blk_rq_sectors(rq);
 	vd->batching++;

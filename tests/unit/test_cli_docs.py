@@ -89,7 +89,7 @@ def test_config_page_example_is_accepted(tmp_path: Path) -> None:
         cfg = load_config(f)
     except ConfigError as e:
         pytest.fail(f"the example in ioaz.yaml.5 is refused:\n{e}")
-    assert cfg.decide.config.goal == "throughput" and cfg.raid == ("md*",)
+    assert cfg.decide.settings.goal == "throughput" and cfg.raid == ("md*",)
 
 
 @pytest.mark.parametrize("page", ["ioazd.8", "ioazctl.8", "ioaz.yaml.5"])

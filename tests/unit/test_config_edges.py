@@ -41,7 +41,7 @@ def test_a_config_path_that_is_a_directory_names_the_file(tmp_path: Path) -> Non
     ("no disk at all", "devices: {include: [], exclude: []}\n",
      lambda c: c.include == () and c.exclude == ()),
     ("observe only", "decide: {max_switches_per_hour: 0}\n",
-     lambda c: c.decide.config.max_switches_per_hour == 0),
+     lambda c: c.decide.settings.max_switches_per_hour == 0),
 ])
 def test_unusual_but_sound_configs_are_accepted(tmp_path: Path, name: str, text: str,
                                                 read) -> None:

@@ -31,7 +31,7 @@ from ioaz.decide import (
 )
 
 CTX = load_context()
-PROVIDER = MatrixVerdicts(CTX.config.matrix_rules, CTX.matrices)
+PROVIDER = MatrixVerdicts(CTX.settings.matrix_rules, CTX.matrices)
 HDD = DeviceInfo("sdz", rotational=True, size_bytes=1 << 40)
 SSD = DeviceInfo("nvme9n1", rotational=False, size_bytes=1 << 40)
 

@@ -259,6 +259,20 @@ def test_thresholds_errors_name_file_and_line(tmp_path):
     assert load_thresholds().min_requests >= 0   # the shipped file loads
 
 
+def test_the_code_defaults_are_the_shipped_thresholds():
+    """One value per concept: what the code falls back on (Thresholds(), and the process
+    share compute_features and WindowFeatures default to) is thresholds.yaml's, never a
+    second number."""
+    import dataclasses
+    import inspect
+    shipped = load_thresholds()
+    assert Thresholds() == shipped
+    share = {f.name: f.default for f in dataclasses.fields(WindowFeatures)}["process_share"]
+    assert share == shipped.min_process_share
+    default = inspect.signature(compute_features).parameters["min_process_share"].default
+    assert default == shipped.min_process_share
+
+
 class FakeSource:
     name = "bpf"
 

@@ -68,7 +68,8 @@ def test_a_share_model_round_trips_and_ioazd_shows_its_scores(share_model, tmp_p
 
     cfg = load_config(config(tmp_path, share_model, min_confidence=0.5))
     state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
-    d = step(window(0.05), state, cfg.decide.config, verdicts_for(cfg), 100.0, cfg.decide.policies)
+    decide = cfg.decide
+    d = step(window(0.05), state, decide.settings, verdicts_for(cfg), 100.0, decide.policies)
     v = _verdict_dict(d)
     assert v["provider"].startswith("model:") and v["policy"] == "deadline"
     assert v["candidates"][0][0] == "deadline" and "share of best" in v["text"]

@@ -256,7 +256,7 @@ def test_readme_config_example_is_valid(tmp_path: Path) -> None:
     text = block.split("```")[0].replace("/path/to/decision_matrices", str(DEFAULT_MATRIX_DIR))
     p = write_config(tmp_path, text)
     ctx = load_context(config_from_doc(load_file(p)))
-    cfg = ctx.config
+    cfg = ctx.settings
     assert (cfg.hysteresis_windows, cfg.min_dwell_s, cfg.cooldown_s) == (3, 5.0, 2.0)
     assert cfg.first_choice_windows == 1
     assert len(cfg.matrix_rules) == 2 and len(ctx.matrices) == 6

@@ -1,7 +1,7 @@
 """Knob values computed from what was measured and what the device is: pure functions, no I/O.
 
-Each rule cites the finding it carries over. Sources (in /work/shared/seeds/):
-  Carroll = 000_*, M. Carroll, "I/O Scheduling on RAID", UNSW thesis, 2008.
+Each rule cites the finding it carries over, by section of A. Carroll, "I/O Scheduling on
+RAID", UNSW thesis, 2008 (docs/references.md).
 
 A rule returns only the knobs it has a reason to set; everything else stays at the kernel's
 default. Knobs the administrator wrote into policies.yaml win over every rule (tune()).

@@ -81,7 +81,8 @@ class Selection:
 def verdicts_for(config: DaemonConfig) -> VerdictProvider:
     """The matrices; with `classifier: {type: model}` the model first, the matrices below its
     confidence threshold (ioaz.model, imported only then: it pulls in scikit-learn)."""
-    matrix = MatrixVerdicts(config.decide.config.matrix_rules, config.decide.matrices)
+    decide = config.decide
+    matrix = MatrixVerdicts(decide.settings.matrix_rules, decide.matrices)
     if config.model is None:
         return matrix
     from ..model.verdicts import ModelVerdicts

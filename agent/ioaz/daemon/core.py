@@ -240,8 +240,8 @@ class Daemon:
 
     def _decide(self, rec: DeviceRecord, f: WindowFeatures) -> Decision:
         """The pure part: the window and the device's state in, a decision out."""
-        d = step(f, rec.state, self.config.decide.config, self.provider, self.clock(),
-                 self.config.decide.policies)
+        decide = self.config.decide
+        d = step(f, rec.state, decide.settings, self.provider, self.clock(), decide.policies)
         rec.decision, rec.decision_time = d, self.wall()
         return d
 
@@ -450,11 +450,12 @@ class Daemon:
         (decide/trial.py); a cell is "matrix:cell", shown by its cell key."""
         now = self.clock()
         t = rec.state.trial
+        settings = self.config.decide.settings
         return {
             "under_way": None if t is None else {
                 "cell": t.cell.rsplit(":", 1)[-1], "base": t.base, "runner_up": t.runner_up,
                 "base_bytes_per_s": t.base_value, "measured": list(t.values),
-                "windows": self.config.decide.config.trial_windows,
+                "windows": settings.trial_windows,
                 "age_s": now - t.started},
             "done": [{"cell": r.cell.rsplit(":", 1)[-1], "base": r.base,
                       "runner_up": r.runner_up, "kept": r.kept, "gain": r.gain,

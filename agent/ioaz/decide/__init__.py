@@ -3,9 +3,9 @@
 Pure functions (the only I/O is loading YAML at start-up). The public surface:
 
     ctx = load_context(config_from_doc(doc))          # or load_context() for defaults
-    provider = MatrixVerdicts(ctx.config.matrix_rules, ctx.matrices)
+    provider = MatrixVerdicts(ctx.settings.matrix_rules, ctx.matrices)
     state = initial_state(DeviceInfo("sda", rotational=True, size_bytes=...), available)
-    d = step(features, state, ctx.config, provider, now, ctx.policies)
+    d = step(features, state, ctx.settings, provider, now, ctx.policies)
     state = d.state            # or on_switch_failed(state, now) if the actuator failed
 """
 from ..device import DeviceInfo

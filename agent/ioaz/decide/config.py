@@ -35,7 +35,7 @@ class DecideConfig:
     goals: tuple[GoalRule, ...] = ()
     matrix_dir: Path = DEFAULT_MATRIX_DIR
     policies_file: Path = DEFAULT_POLICIES
-    # Damping (policy.py). A switch needs the same verdict in hysteresis_windows consecutive
+    # Damping (damping.py). A switch needs the same verdict in hysteresis_windows consecutive
     # judged windows, at least min_dwell_s on the current scheduler, and room in the hourly
     # budget; windows within cooldown_s of a switch are not evidence (the switch itself
     # disturbs what is measured).
@@ -91,7 +91,7 @@ class DecideConfig:
 class DecideContext:
     """A validated config with every matrix its rules name, and the policy table."""
 
-    config: DecideConfig
+    settings: DecideConfig          # the decide section's settings
     matrices: dict[str, Matrix] = field(default_factory=dict)  # rule file name -> matrix
     policies: PolicyTable | None = None
 

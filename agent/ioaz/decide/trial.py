@@ -26,7 +26,7 @@ Only throughput and mean have a measure every window can give: the bytes the dev
 same). min and max need each process's bytes, which the probe does not count, and latency
 percentiles from log2 histograms are too coarse to tell 10% apart: no trials for those goals.
 
-Pure, as policy.py: no clock, no sysfs.
+Pure, as damping.py: no clock, no sysfs.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Verdicts: the policy wanted in one window, and where that wish came from.
 
-The damping in policy.py only sees a Verdict, never how it was made: today a matrix
-lookup (MatrixVerdicts), later a trained classifier can implement the same Protocol
-(features -> policy) and the hysteresis, dwell, budget and pins stay as they are.
+The damping in damping.py only sees a Verdict, never how it was made: a matrix lookup
+(MatrixVerdicts) or a trained model (ioaz.model.verdicts.ModelVerdicts) implements the same
+Protocol (features -> policy), and the hysteresis, dwell, budget and pins stay as they are.
 """
 from __future__ import annotations
 

@@ -4,10 +4,10 @@ performance loss against the per-workload best next to the derived matrix's.
 
 The whole grid (360 workloads) x 10 policies x 8 simulated seconds per device: on one core of
 this machine about 8 minutes of calibration for the HDD, 25 for the RAID 5, then about 2-3
-minutes of cross-validated training per goal and device. The grid's workloads differ in more
-ways than 240 of them cover: on the HDD, goal mean, the held-out loss went from 4.2% (240) to
-3.6% (360) with the same trainer. Datasets are kept in build/learn/ (a rerun
-resumes or reuses them); the report is printed and written to build/learn/report.json.
+minutes of cross-validated training per goal and device. The whole grid, because fewer of its
+workloads leave ways they differ uncovered (docs/results.md, "Learning: why the trainer is
+shaped so"). Datasets are kept in build/learn/ (a rerun resumes or reuses them); the report
+is printed and written to build/learn/report.json.
 
 The noise floor (ioaz.learn.noise): the first `noise_workloads` (120) workloads run a second
 time with another simulator seed (`calibrate --first-rep 1`, into NAME.rep1.csv: about a third

@@ -156,7 +156,7 @@ def _adaptive(dev: str, phase_s: float, sysfs: BlockSysfs) -> dict[str, Any]:
             stop.set()
             th.join(timeout=10)
             daemon.stop()
-        res["goal"] = cfg.decide.config.goal
+        res["goal"] = cfg.decide.settings.goal
     res["switches"] = [d for d in decisions if d["action"] == "switch"]
     res["classes"] = sorted({d["class"] for d in decisions if d["class"]})
     return res

@@ -1,4 +1,4 @@
-"""The device's distance-to-service-time curve (Xu & Jiang, seeds/002_*, section 3.2) and the
+"""The device's distance-to-service-time curve (Xu & Jiang, section 3.2) and the
 stream scheduler's tunables fitted to it.
 
 Xu & Jiang's calculate_service_time() predicts how long the disk takes to serve a request
@@ -106,6 +106,6 @@ def write(c: Curve, path: str | Path) -> dict:
     """The curve and the fitted stream tunables as JSON (what `ioaz-lab calibrate` writes next
     to the dataset); returns the document."""
     doc = {"curve": c.to_dict(), "stream_tunables": fit_sqrt(c),
-           "cite": "Xu & Jiang, Stream Scheduling, section 3.2 (seeds/002_*)"}
+           "cite": "Xu & Jiang, Stream Scheduling, section 3.2"}
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
     return doc

@@ -8,10 +8,9 @@ has no seq_ratio or processes) becomes -1, outside every real value's range.
 
 Two features are derived from the window's own fields, because what decides between idling
 schedulers (cfq, anticipatory) and the rest is how long a process thinks between requests,
-and a tree sees it only as a small difference between two large features: on the RAID 5
-model, 16 synchronous sequential readers with no think time and with 3 ms look alike (depth
-15.95 and 14.86, ~370 IOPS) while cfq gets 2.6x the others on the first and 0.7x on the
-second. By Little's law the device holds avg_depth requests on average, so
+and a tree sees it only as a small difference between two large features (docs/results.md,
+"Learning", has the workloads that look alike without them and what the two features gained).
+By Little's law the device holds avg_depth requests on average, so
 `depth_per_process` = avg_depth / processes is the share of time a synchronous process has a
 request in flight (above 1: asynchronous), and `think_time_s` = (processes - avg_depth) / iops
 (0 when negative) the time per request a process spends not waiting for the device.

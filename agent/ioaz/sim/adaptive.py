@@ -37,7 +37,7 @@ class AgentChooser:
         # the last judged window's class: near a ratio threshold classify keeps its side
         self.last_class: WorkloadClass | None = None
         self.ctx = load_context(config)
-        self.provider: Any = MatrixVerdicts(self.ctx.config.matrix_rules, self.ctx.matrices)
+        self.provider: Any = MatrixVerdicts(self.ctx.settings.matrix_rules, self.ctx.matrices)
         if model is not None:
             # as ioazd's `classifier: {type: model}`: the model first, the matrices below
             # its confidence
@@ -65,7 +65,7 @@ class AgentChooser:
         f.workload_class = self._classify(f, self.thresholds, self.last_class)
         if f.workload_class is not None:
             self.last_class = f.workload_class
-        d = step(f, self.state, self.ctx.config, self.provider, self.now, self.ctx.policies)
+        d = step(f, self.state, self.ctx.settings, self.provider, self.now, self.ctx.policies)
         self.decisions.append(d)
         self.state = d.state
         if not d.switch or d.policy is None:

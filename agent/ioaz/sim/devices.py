@@ -11,8 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ioaz.located import ValidationError, load_file
 from ioaz.sim import PKG
 from ioaz.sim.device_base import Device
 from ioaz.sim.hdd import HDD, HDDParams
@@ -59,7 +58,10 @@ def _load_spec(name_or_path: str) -> dict[str, Any]:
     if not path.exists():
         raise ValueError(f"device model {name_or_path!r} not found "
                          f"(known: {', '.join(model_names())})")
-    data = yaml.safe_load(path.read_text())
+    try:
+        data = load_file(path).data      # read as every YAML file of ioaz is (ioaz.located)
+    except ValidationError as e:
+        raise ValueError(str(e)) from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping of device parameters")  # noqa: TRY004
     data.setdefault("name", path.stem)

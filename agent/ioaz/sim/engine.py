@@ -5,7 +5,7 @@ Events live in one heap of (time, sequence, fn, arg); fn(time, arg) runs when th
 time. Nothing per request is kept after it completes (only counters and a latency histogram),
 so memory is bounded by the requests in flight and a one-hour run needs no more than a minute.
 
-Switching follows the Linux procedure the IOAZ paper describes (seeds/004_*, 3.2 and 4.3): new
+Switching follows the Linux procedure the IOAZ paper describes (sections 3.2 and 4.3): new
 requests are blocked, the queue drains under the old scheduler (requests on the device included),
 then the new scheduler starts (after an optional fixed switch_cost_s) and the blocked requests
 enter it. Processes waiting on blocked requests stall meanwhile, which is the cost IOAZ saw.

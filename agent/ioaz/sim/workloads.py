@@ -345,7 +345,7 @@ def fit_layout(starts_gb: Sequence[float], spans_gb: Sequence[float],
 # --------------------------------------------------------------------------- named workloads
 
 def ioaz_category(nproc: int, pattern: str, mode: str, duration_s: float = 20.0) -> Workload:
-    """The IOAZ/IOZone categories (seeds/004_*, 3.3-3.4): nproc processes, each on its own 1 GB
+    """The IOAZ/IOZone categories (IOAZ sections 3.3-3.4): nproc processes, each on its own 1 GB
     file laid out one after the other. Reads are synchronous (a process waits for its data):
     128 KiB for sequential (what the page cache's read-ahead turns small reads into), 4 KiB
     random. Writes are write-back: asynchronous, 8 in flight per process, 128 KiB sequential or
@@ -362,7 +362,7 @@ def ioaz_category(nproc: int, pattern: str, mode: str, duration_s: float = 20.0)
 
 
 def par_read(duration_s: float = 20.0, think_ms: float = 0.0) -> Workload:
-    """Xu & Jiang's par-read (seeds/002_*, 3.3): four processes each reading its own 1 GB file
+    """Xu & Jiang's par-read (section 3.3): four processes each reading its own 1 GB file
     with synchronous 4 KB requests, 50 GB between adjacent files, think time 0 by default."""
     procs = [ProcSpec(name=f"par-read-{i}", op="read", pattern="seq", size_kb=4, sync=True,
                       think_ms=think_ms, region_gb=10.0 + 50.0 * i, span_gb=1.0)

@@ -2,9 +2,9 @@
 disk models (ioaz_tables, carroll, xujiang), adaptive ioaz against every static scheduler and the
 per-phase oracle (adaptive, adaptive_report), and the simulator's speed; one module a suite.
 
-Each suite adds one section to the Report and its numbers to Report.data. Sources (in
-/work/shared/seeds/): IOAZ = 004_* (Martens & Katchabaw), Carroll = 000_* ("I/O Scheduling on
-RAID"), Xu & Jiang = 002_* (Stream Scheduling).
+Each suite adds one section to the Report and its numbers to Report.data. Sources
+(docs/references.md): IOAZ (Martens & Katchabaw), Carroll ("I/O Scheduling on RAID"), Xu &
+Jiang (Stream Scheduling).
 """
 from __future__ import annotations
 

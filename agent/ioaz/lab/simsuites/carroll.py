@@ -1,4 +1,4 @@
-"""Carroll's RAID thesis (seeds/000_*) on the disk models: queue depth, deadline's expiries against
+"""Carroll's RAID thesis on the disk models: queue depth, deadline's expiries against
 FIFO and SSTF, CFQ's idling on RAID."""
 from __future__ import annotations
 

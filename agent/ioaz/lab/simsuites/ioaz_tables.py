@@ -1,4 +1,4 @@
-"""IOAZ's decision tables (Martens & Katchabaw, seeds/004_*, Tables 1-4) reproduced on a disk model:
+"""IOAZ's decision tables (Martens & Katchabaw, Tables 1-4) reproduced on a disk model:
 which of FCFS, AS, DEAD and CFQ wins each workload category, goal by goal."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Xu & Jiang's stream scheduling (seeds/002_*): par-read under every scheduler."""
+"""Xu & Jiang's stream scheduling: par-read under every scheduler."""
 from __future__ import annotations
 
 from dataclasses import replace

@@ -1,4 +1,4 @@
-"""Stream scheduling (Xu & Jiang, seeds/002_*, Figure 2 and section 3.2).
+"""Stream scheduling (Xu & Jiang, Figure 2 and section 3.2).
 
 No process information: a request that arrives soon after a completed request R, close enough
 that waiting for it plus serving it would have cost less than serving the request the base
