@@ -84,6 +84,20 @@ def read_both(core: BpfSource, bcc: Source, dev: str) -> dict:
     return {"bpf": a, "bcc": b}
 
 
+def bpf_run_stats() -> dict:
+    """Each probe's programs' runs and run time since kernel.bpf_stats_enabled was set: the
+    CO-RE probe's are BTF tracing programs, the BCC probe's classic and raw tracepoints."""
+    out = {k: {"run_cnt": 0, "run_time_ns": 0} for k in ("bpf", "bcc")}
+    shown = subprocess.run(["bpftool", "--json", "prog", "show"], check=True,
+                           capture_output=True, text=True).stdout
+    for prog in json.loads(shown):
+        who = {"tracing": "bpf", "tracepoint": "bcc", "raw_tracepoint": "bcc"}.get(prog["type"])
+        if who:
+            out[who]["run_cnt"] += prog.get("run_cnt", 0)
+            out[who]["run_time_ns"] += prog.get("run_time_ns", 0)
+    return out
+
+
 def main() -> int:
     dev, seconds = sys.argv[1], sys.argv[2]
     core = BpfSource().open()    # while the kernel's BTF is in sight
@@ -92,6 +106,9 @@ def main() -> int:
     # A first request, so both probes know the disk before the first workload.
     subprocess.run(["dd", f"if=/dev/{dev}", "of=/dev/null", "bs=4k", "count=1", "iflag=direct"],
                    check=True, capture_output=True)
+    # what each probe's programs cost, both on the same requests (in TCG: compare, not absolute)
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1")
     try:
         for name, args in WORKLOADS.items():
             before = read_both(core, bcc, dev)
@@ -109,6 +126,7 @@ def main() -> int:
                 b.t_ns = a.t_ns + int(float(seconds) * 1e9)   # the same window for both
                 out[k] = {"features": features(a, b), "counts": counts(b)}
             print(json.dumps(out), flush=True)
+        print(json.dumps({"bpf_stats": bpf_run_stats()}), flush=True)
         core.close()
         # Sampled, as ioazd runs it by default (forced even at low rates), on the same loaded
         # BCC probe: the sampler drives its programs and `ctl` as it drives libbpf's.

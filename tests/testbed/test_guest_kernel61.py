@@ -90,6 +90,15 @@ def check_bcc_against_core(m: dict[str, str], tmp_path) -> None:
     assert f["dense-random-1m"]["seq_ratio"] < 0.1, f["dense-random-1m"]
     assert f["interleaved-4"]["seq_ratio"] > 0.9, f["interleaved-4"]
     assert f["threads-8"]["threads"] == 8 and f["threads-8"]["processes"] == 1, f["threads-8"]
+    # what each probe's programs cost per request, on the same requests (reported, not held:
+    # under TCG an instruction costs what the emulator makes it)
+    (stats,) = [x["bpf_stats"] for x in lines if "bpf_stats" in x]
+    requests = sum(runs[-1]["bpf"]["counts"]["completed"])   # cumulative, per direction
+    print(f"BPF run time per request over {requests} requests, both probes attached (TCG): "
+          + ", ".join(f"{k} {v['run_time_ns'] / requests:.0f} ns ({v['run_cnt'] / requests:.1f} "
+                      "runs)" for k, v in stats.items()))
+    for k in ("bpf", "bcc"):
+        assert stats[k]["run_cnt"] > requests and stats[k]["run_time_ns"] > 0, (stats, requests)
     sampled = lines[-1]
     print("BCC probe sampled:", sampled)
     assert sampled["error"] is None and sampled["drained"] >= 2, sampled
