@@ -1,4 +1,4 @@
-"""Safety: switch a busy device among fifo, vr, stream, mq-deadline and none for 60 s.
+"""Safety: switch a busy device among fifo, vr, stream, mq-deadline and none for 40 s.
 
 The VM (2 vCPUs, null_blk with two hardware queues of depth 2) runs random 4 KiB I/O with
 32 in flight, a synchronous sequential reader and a synchronous random reader while the
@@ -31,7 +31,7 @@ def test_every_submitted_request_completed(safety_boot: vmharness.Boot) -> None:
 
 def test_schedulers_switched_many_times(safety_boot: vmharness.Boot) -> None:
     sw = safety_boot.values("switching")
-    assert int(sw["rounds"]) >= 20, sw
+    assert int(sw["rounds"]) >= 13, sw     # 5 switches a round, 0.15 s apart
     assert not any("failed" in line for line in safety_boot.section("switching"))
 
 
