@@ -162,7 +162,7 @@ def agent_variants(o: Opts) -> dict[str, dict[str, Any]]:
     if cal is not None:
         variants["ioaz-calibrated"] = {"config": cal}
         if not o.quick:
-            from .report_models import trained_models
+            from ioaz.lab.report_models import trained_models
             variants["ioaz-model"] = {"config": cal,
                                       "models": trained_models(ADAPTIVE_GOALS, device=dev)}
     return variants
