@@ -95,7 +95,10 @@ bench: deps bpf testbed
 	$(VENV)/bin/ioaz-lab bench probe && $(VENV)/bin/ioaz-lab bench daemon && \
 	$(VENV)/bin/ioaz-lab bench scale && $(VENV)/bin/ioaz-lab bench soak && \
 	$(VENV)/bin/ioaz-lab bench report --real --out reports && $(VENV)/bin/ioaz-lab bench learn && \
-	$(VENV)/bin/ioaz-lab bench testbed --out reports
+	$(VENV)/bin/ioaz-lab bench testbed --out reports && \
+	for level in 5 10; do $(VENV)/bin/ioaz-lab bench testbed --raid $$level --members 4 \
+	    --workloads phases,par-read,zero --contenders none,mq-deadline,bfq,kyber,ioazd,ioazd-kernel \
+	    --runtime 15 --phase 15 --out reports || exit 1; done
 
 lint: venv
 	$(VENV)/bin/ruff check agent tests
