@@ -286,5 +286,7 @@ def test_raid_plan_names_its_disks_and_refuses_an_array_mdadm_would() -> None:
         bench_cli.plan_from(p.parse_args(["--raid", "5", "--members", "2"]))
     with pytest.raises(ValueError, match="--chunk-kb 96: a power of two"):
         bench_cli.plan_from(p.parse_args(["--raid", "0", "--chunk-kb", "96"]))
+    with pytest.raises(ValueError, match="give --raid"):
+        bench_cli.plan_from(p.parse_args(["--members", "3"]))
     with pytest.raises(SystemExit):
         p.parse_args(["--raid", "6"])

@@ -59,6 +59,8 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
             raise ValueError(f"--contenders {bench.KERNEL}: no calibrated matrix "
                              f"{', '.join(missing)} (decision_matrices/kernel/README.md says "
                              "how they are made)")
+    if not args.raid and (args.members != 4 or args.chunk_kb != 512):
+        raise ValueError("--members and --chunk-kb describe an array: give --raid 0, 5 or 10")
     if args.raid:
         least = {"0": 2, "5": 3, "10": 4}[args.raid]
         if not least <= args.members <= 8:
