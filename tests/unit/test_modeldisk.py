@@ -79,6 +79,12 @@ def test_data_comes_back_as_written(disk) -> None:
     assert c.read(200 * GB, 4096) == bytes(4096)      # never written: zeros
     c.send(nbd.CMD_READ, 9, c.size, 4096)             # past the end: EINVAL, not a crash
     assert c.reply(4096)[:2] == (9, nbd.EINVAL)
+    # holes are answered without reading the file: a read across written data and the holes
+    # around it must still return both
+    c.send(nbd.CMD_WRITE, 8, 300 * GB + 8192, 4096, block[:4096])
+    assert c.reply()[:2] == (8, 0)
+    assert c.read(300 * GB, 16384) == bytes(8192) + block[:4096] + bytes(4096)
+    assert c.read(300 * GB - 4096, 4096) == bytes(4096)
     c.close()
 
 

@@ -20,6 +20,7 @@ when the previous one completed, as a host with no path in between would send it
 from __future__ import annotations
 
 import argparse
+import errno
 import heapq
 import json
 import os
@@ -44,6 +45,7 @@ from ioaz.testbed.errors import TestbedError
 ZERO = "zero"          # the model that serves at arrival: what the VM path alone costs
 SPIN_S = 0.0002        # a timer's last 200 us are spun: a sleep overshoots by 50-100 us here
 DEFAULT_NCQ = 32       # a SATA drive's NCQ depth; the guest's device/queue_depth bounds it further
+ZEROS = memoryview(bytes(nbd.MAX_LENGTH))   # calloc'd: untouched pages cost no memory
 
 
 def make_device(model: str, ncq: int, size_bytes: int | None) -> Device:
@@ -191,6 +193,10 @@ class Server:
         self.fd = os.open(backing, os.O_RDWR | os.O_CREAT, 0o600)
         if os.fstat(self.fd).st_size < self.size:
             os.ftruncate(self.fd, self.size)     # sparse: only what the guest writes is stored
+        # The model does the drive's read-ahead; the host's own (8 MiB on this host's disk)
+        # would zero-fill megabytes of page cache at once every few requests of a sequential
+        # reader: a 17 ms stall every 93 ms measured, which cost sequential reads 20%.
+        os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
         self.sock_path = sock_path
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(sock_path))
@@ -244,14 +250,23 @@ class Server:
         while (item := self.outbox.get()) is not None:
             rq, _ = item
             conn, lock, r = cast(tuple[socket.socket, threading.Lock, nbd.Request], rq.id)
-            out = nbd.reply_header(r.handle)
-            if r.cmd == nbd.CMD_READ:
-                out += os.pread(self.fd, r.length, r.offset)
+            data = self._read(r.offset, r.length) if r.cmd == nbd.CMD_READ else b""
             try:
                 with lock:
-                    conn.sendall(out)
+                    conn.sendall(nbd.reply_header(r.handle))
+                    if data:
+                        conn.sendall(data)
             except OSError:
                 pass
+
+    def _read(self, offset: int, length: int) -> bytes | memoryview:
+        """What the guest reads: a range it never wrote is a hole in the backing file, answered
+        from a buffer of zeros without putting pages of zeros in the host's page cache."""
+        try:
+            hole = os.lseek(self.fd, offset, os.SEEK_DATA) >= offset + length
+        except OSError as e:
+            hole = e.errno == errno.ENXIO        # no data at or after offset
+        return ZEROS[:length] if hole else os.pread(self.fd, length, offset)
 
     def stats(self) -> dict[str, Any]:
         with self.disk.cond:
