@@ -50,6 +50,14 @@ def from_model(device, name: str, points: int = 24) -> Curve:   # device: ioaz.s
     return Curve(name, "model", ds, [float(device.estimate(d, 8)) for d in ds])
 
 
+def origin(di: int, s: int, d: int, capacity_sectors: int) -> int:
+    """Where sample `s` of distance number `di` starts: spread over the device, so that no
+    sample's reads are in the cache an earlier one filled."""
+    room = max(1, capacity_sectors - 16 - d)
+    o = ((di * 7919 + s * 104729) * 4096) % room
+    return o - o % 8
+
+
 def measure(dev_path: str, capacity_sectors: int, points: int = 16, samples: int = 5,
             max_s: float = 20.0) -> Curve:
     """Time 4 KiB O_DIRECT reads `d` sectors after a read of their origin (so the head, or the
@@ -61,24 +69,44 @@ def measure(dev_path: str, capacity_sectors: int, points: int = 16, samples: int
     times: list[float] = []
     deadline = time.monotonic() + max_s
     try:
-        span = capacity_sectors - 16
         for di, d in enumerate(ds):
             got: list[float] = []
             for s in range(samples):
                 if time.monotonic() > deadline and got:
                     break
-                room = max(1, span - d)
-                origin = ((di * 7919 + s * 104729) * 4096) % room
-                origin -= origin % 8
-                os.preadv(fd, [buf], origin * SECTOR)
+                o = origin(di, s, d, capacity_sectors)
+                os.preadv(fd, [buf], o * SECTOR)
                 t0 = time.perf_counter()
-                os.preadv(fd, [buf], (origin + d) * SECTOR)
+                os.preadv(fd, [buf], (o + d) * SECTOR)
                 got.append(time.perf_counter() - t0)
             times.append(statistics.median(got))
     finally:
         os.close(fd)
         buf.close()
     return Curve(os.path.basename(dev_path), "measured", ds, times)
+
+
+def simulate(device, name: str, points: int = 16, samples: int = 5,
+             capacity_sectors: int | None = None) -> Curve:
+    """`measure`'s reads on a simulator device model (ioaz.sim), one after the other with
+    nothing between them: what the model says that measurement finds, read-ahead and cache
+    included (`from_model` is the bare seek-and-rotation estimate). `capacity_sectors`: the
+    size the measured device showed, so that both read at the same places."""
+    from ..sim.request import Request
+    cap = capacity_sectors or device.capacity_sectors
+    ds = distances(cap, points)
+    now = 0.0
+    times: list[float] = []
+    for di, d in enumerate(ds):
+        got: list[float] = []
+        for s in range(samples):
+            o = origin(di, s, d, cap)
+            now += device.access(Request(0, 1, o, 8, False, True, now), now)
+            took = device.access(Request(1, 1, o + d, 8, False, True, now), now)
+            now += took
+            got.append(took)
+        times.append(statistics.median(got))
+    return Curve(name, "simulated measurement", ds, times)
 
 
 def fit_sqrt(c: Curve) -> dict[str, int]:
@@ -109,3 +137,30 @@ def write(c: Curve, path: str | Path) -> dict:
            "cite": "Xu & Jiang, Stream Scheduling, section 3.2"}
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
     return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m ioaz.learn.curve /dev/sdX`: the measured curve as JSON on stdout, with the
+    device's size (what the testbed's disk check compares with the simulator)."""
+    import argparse
+    import sys
+    p = argparse.ArgumentParser(prog="python -m ioaz.learn.curve", description=main.__doc__)
+    p.add_argument("device", help="a block device to read (read only, O_DIRECT)")
+    p.add_argument("--points", type=int, default=16, help="distances (default 16)")
+    p.add_argument("--samples", type=int, default=5, help="reads per distance (default 5)")
+    p.add_argument("--max-s", type=float, default=300.0, help="time limit (default 300 s)")
+    a = p.parse_args(argv)
+    name = os.path.basename(os.path.realpath(a.device))
+    try:
+        with open(f"/sys/class/block/{name}/size") as f:
+            n = int(f.read())
+        c = measure(a.device, n, a.points, a.samples, a.max_s)
+    except (OSError, ValueError) as e:
+        print(f"curve: {a.device}: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps({"capacity_sectors": n, **c.to_dict()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ioaz.learn import curve
 from ioaz.sim.devices import load_device
 from ioaz.sim.engine import simulate
 from ioaz.sim.workloads import Phase, ProcSpec, Workload
@@ -38,6 +39,10 @@ CHECKS = (
           "iops", 4, "rand", 16),
 )
 GUEST_LIB = "/mnt/ioaz/agent/ioaz/testbed/guest/lib.sh"
+CURVE_POINTS, CURVE_SAMPLES = 16, 5
+# `ioaz-lab calibrate --device`'s distance-to-service-time curve, measured in the guest
+CURVE_SCRIPT = (f"python3 -m ioaz.learn.curve /dev/$A --points {CURVE_POINTS} "
+                f"--samples {CURVE_SAMPLES} > /mnt/results/curve.json")
 COMMON = "--direct=1 --time_based --norandommap --randrepeat=0 --output-format=json"
 
 
@@ -58,6 +63,7 @@ def guest_script(runtime_s: float) -> str:
     for i, c in enumerate(CHECKS):
         lines.append(f"fio --name=c{i} --filename=/dev/$A --runtime={runtime_s} {COMMON} "
                      f"{c.fio} > /mnt/results/check-{i}.json")
+    lines.append(CURVE_SCRIPT)
     return "\n".join(lines)
 
 
@@ -115,7 +121,19 @@ def run(model: str, runtime_s: float, results: Path, credit: bool = True) -> dic
                      "sim": round(sim, 2), "ratio": round(real / sim, 3) if sim else None})
     stats = {f.name: json.loads(f.read_text()) for f in results.glob("disk*-stats.json")}
     return {"model": model, "runtime_s": runtime_s, "boot_s": res.boot_s, "path": path,
-            "path_credit_us": credit_us, "checks": rows, "disk_stats": stats}
+            "path_credit_us": credit_us, "checks": rows,
+            "curve": compare_curve(model, json.loads((results / "curve.json").read_text())),
+            "disk_stats": stats}
+
+
+def compare_curve(model: str, guest: dict[str, Any]) -> list[dict[str, Any]]:
+    """The guest's curve against the same reads in the simulator, distance by distance."""
+    sim = curve.simulate(load_device(model), model, CURVE_POINTS, CURVE_SAMPLES,
+                         capacity_sectors=guest["capacity_sectors"])
+    return [{"distance": d, "guest_ms": round(g * 1e3, 3), "sim_ms": round(s * 1e3, 3),
+             "ratio": round(g / s, 3) if s else None}
+            for d, g, s in zip(guest["distances"], guest["service_s"], sim.service_s,
+                               strict=True)]
 
 
 def render(report: dict[str, Any]) -> str:
@@ -129,6 +147,13 @@ def render(report: dict[str, Any]) -> str:
         unit = "MB/s" if r["metric"] == "mb_s" else "IOPS"
         out.append(f"{r['check']:36} {unit:5} {r['guest']:9.1f} {r['sim']:9.1f} "
                    f"{r['ratio']:10.3f}")
+    if report.get("curve"):
+        out.append("distance-to-service-time curve (calibrate's 4 KiB reads; median of "
+                   f"{CURVE_SAMPLES}):")
+        out.append(f"{'distance (sectors)':>20} {'guest ms':>9} {'sim ms':>9} {'guest/sim':>10}")
+        for r in report["curve"]:
+            ratio = f"{r['ratio']:10.3f}" if r["ratio"] else f"{'-':>10}"
+            out.append(f"{r['distance']:20d} {r['guest_ms']:9.3f} {r['sim_ms']:9.3f} {ratio}")
     return "\n".join(out)
 
 
