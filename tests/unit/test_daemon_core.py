@@ -79,10 +79,13 @@ def fake_sys(tmp_path):
     return kernel
 
 
-def make(tmp_path, kernel, dry=False):
+BASE = ("devices: {include: ['sd*'], exclude: []}\n"
+        "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
+
+
+def make(tmp_path, kernel, dry=False, extra=""):
     p = tmp_path / "ioaz.yaml"
-    p.write_text("devices: {include: ['sd*'], exclude: []}\n"
-                 "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
+    p.write_text(BASE + extra)
     cfg = load_config(p, dry_run=dry)
     act = FakeActuator()
     clock = iter(range(1000))
@@ -145,6 +148,70 @@ def test_reload_says_what_waits_for_a_restart(tmp_path, fake_sys):
     assert d.config.history != 7
     assert d.control_reload()["not_applied"] == {"socket": r["not_applied"]["socket"],
                                                  "history": r["not_applied"]["history"]}
+
+
+@pytest.mark.parametrize("before,after,key", [
+    ("", "dry_run: true\n", "dry_run"),
+    ("dry_run: true\n", "dry_run: false\n", "dry_run"),
+    ("", "window_s: 0.5\n", "window_s"),
+    ("", "metrics: {listen: '127.0.0.1:29999'}\n", "metrics_listen"),
+    ("", "state_dir: TMP/elsewhere\n", "state_dir"),
+    ("", "probe: diskstats\n", "probe"),
+], ids=["dry_run-false-to-true", "dry_run-true-to-false", "window_s-0.5", "metrics.listen",
+        "state_dir", "probe"])
+def test_a_reload_keeps_what_was_built_at_start_and_says_so(tmp_path, fake_sys, before, after,
+                                                           key):
+    """Reliability R7 and R8: the report's dry_run false->true was applied and true->false
+    silently kept, socket, metrics.listen and state_dir kept under the answer "reloaded", and
+    window_s 0.5 applied. Each now waits for a restart, and the answer says so."""
+    d, act = make(tmp_path, fake_sys, extra=before.replace("TMP", str(tmp_path)))
+    d.start()
+    running = getattr(d.config, key)
+    (tmp_path / "ioaz.yaml").write_text(BASE + after.replace("TMP", str(tmp_path)))
+    r = d.control_reload()
+    assert list(r["not_applied"]) == [key], r
+    assert r["not_applied"][key].endswith("(takes a restart)")
+    assert getattr(d.config, key) == running
+    for _ in range(3):
+        d.window()
+    assert bool(act.applied) is not d.config.dry_run      # the running dry_run still rules
+
+
+def test_a_dry_run_from_the_command_line_outlasts_a_reload(tmp_path, fake_sys):
+    d, act = make(tmp_path, fake_sys, dry=True, extra="dry_run: false\n")
+    d.start()
+    assert d.control_reload()["not_applied"] == {}
+    for _ in range(3):
+        d.window()
+    assert d.config.dry_run and act.applied == []
+
+
+@pytest.mark.parametrize("text,why", [
+    ("window_s: [1,\n", ":2: YAML syntax error"),
+    ("window_s: 1\nbogus: 1\n", ":2: unknown setting 'bogus'"),
+    ("decide: {matrix_dir: /nonexistent/matrices}\n",
+     ":1: decide.matrix_rules[0].matrices.min: matrix file not found"),
+    (None, ":0: cannot read file: No such file or directory"),
+], ids=["syntax-error", "unknown-key", "missing-matrix_dir", "config-deleted"])
+def test_a_bad_reload_keeps_the_running_configuration(tmp_path, fake_sys, text, why):
+    """Reliability R1: the file named with what is wrong; the old configuration stays and
+    the windows go on deciding with it."""
+    d, act = make(tmp_path, fake_sys)
+    d.start()
+    running = d.config
+    p = tmp_path / "ioaz.yaml"
+    if text is None:
+        p.unlink()
+    else:
+        p.write_text(text)
+    with pytest.raises(ControlError) as e:
+        d.control_reload()
+    assert str(e.value).startswith("reload rejected, old configuration kept:\n")
+    assert f"{p}{why}" in str(e.value), e.value
+    assert d.config is running
+    for _ in range(4):
+        d.window()
+    assert ("sdb", "mq-deadline") in act.applied
 
 
 def test_journal_lines_carry_their_priority():

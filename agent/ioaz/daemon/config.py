@@ -57,6 +57,7 @@ class DaemonConfig:
     file: str = ""
     window_s: float = 1.0
     dry_run: bool = False
+    dry_run_flag: bool = False            # --dry-run on the command line: no file undoes it
     probe: str = "auto"
     probe_sample: float = DEFAULT_FRACTION
     include: tuple[str, ...] = ("*",)
@@ -235,8 +236,8 @@ def load_config(path: os.PathLike | str | None = None,
         raise ConfigError(str(e)) from e
     if "classifier" in data:
         _load_classifier(doc, cfg, base)
-    if dry_run is not None:
-        cfg.dry_run = cfg.dry_run or dry_run
+    if dry_run:
+        cfg.dry_run = cfg.dry_run_flag = True
     return cfg
 
 
