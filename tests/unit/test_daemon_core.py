@@ -135,6 +135,40 @@ def test_control_errors_name_the_bad_value(tmp_path, fake_sys):
     assert d.control_pin("sda", "cfq", 60)["mode"] == "pinned"
 
 
+@pytest.mark.parametrize("req,kind,text", [
+    ({"cmd": "pin", "device": "sda", "policy": "../../etc/passwd"}, "refused",
+     "unknown policy '../../etc/passwd'"),
+    ({"cmd": "pin", "device": "../../etc/passwd", "policy": "deadline"}, "refused",
+     "unknown device '../../etc/passwd'"),
+    ({"cmd": "pause", "device": "sda/../../../etc"}, "refused",
+     "unknown device 'sda/../../../etc'"),
+    ({"cmd": "explain", "device": "/dev/../../etc"}, "refused", "unknown device '../../etc'"),
+    ({"cmd": "goal", "device": "sda", "goal": "../../etc/shadow"}, "refused",
+     "unknown goal '../../etc/shadow'"),
+    ({"cmd": "goal", "device": "sda", "goal": {"mean": 1}}, "request",
+     "goal: missing 'goal' (a string)"),
+], ids=["policy", "device", "device-below-a-name", "dev-prefix", "goal", "goal-a-dict"])
+def test_names_like_paths_are_refused_and_touch_no_file(tmp_path, fake_sys, req, kind, text):
+    """Reliability 1.1 and 2.5: the daemon itself behind the real socket. A name is looked up
+    among the managed devices, the policies and the goals, never joined to a path: the
+    request is refused by name, nothing under the (fake) sysfs changes, no device leaves
+    auto."""
+    from ioaz.api.client import call
+    from ioaz.api.server import start_api_server
+    d, act = make(tmp_path, fake_sys)
+    d.start()
+    tree = tmp_path / "sys"
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    srv = start_api_server(d, tmp_path / "s.sock")
+    try:
+        r = call(srv.path, req)
+    finally:
+        srv.close()
+    assert r["ok"] is False and r["kind"] == kind and text in r["error"], r
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+    assert act.applied == [] and {rec.state.mode.value for rec in d.devices.values()} == {"auto"}
+
+
 def test_reload_says_what_waits_for_a_restart(tmp_path, fake_sys):
     d, _ = make(tmp_path, fake_sys)
     d.start()
