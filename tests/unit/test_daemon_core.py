@@ -104,6 +104,32 @@ def test_a_failing_device_does_not_stop_the_others(tmp_path, fake_sys):
     assert d.windows == 4
 
 
+def test_a_window_out_of_descriptors_keeps_every_device_and_the_next_one_goes_on(
+        tmp_path, fake_sys, caplog):
+    """Reliability 2.9: on 2026-11-23 every window failed with EMFILE while the metrics port
+    held the descriptors. A window that cannot read its facts says so (collector_up,
+    collector_error, logged) and changes nothing; the daemon goes on, and decides again
+    as soon as the probe reads."""
+    import errno
+    d, act = make(tmp_path, fake_sys)
+    d.start()
+    real = d.source.read
+
+    def out_of_descriptors():
+        raise OSError(errno.EMFILE, "Too many open files", "/sys/block")
+    d.source.read = out_of_descriptors
+    for _ in range(3):
+        assert d.window() == []
+    assert d.collector_up is False and "Too many open files" in d.collector_error
+    assert any("collector_error" in r.getMessage() for r in caplog.records)
+    assert set(d.devices) == {"sda", "sdb"} and act.applied == []
+    d.source.read = real
+    for _ in range(3):
+        assert len(d.window()) == 2
+    assert d.collector_up is True and d.collector_error is None and d.windows == 3
+    assert ("sdb", "mq-deadline") in act.applied
+
+
 def test_dry_run_decides_but_never_writes(tmp_path, fake_sys):
     d, act = make(tmp_path, fake_sys, dry=True)
     d.start()
