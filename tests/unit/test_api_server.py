@@ -146,6 +146,9 @@ def test_one_request_per_line_several_per_connection(api):
     (b'{"cmd":["status"]}\n', "request", "unknown command ['status']"),
     (b'{"cmd":"pin","device":5,"policy":"bfq"}\n', "request",
      "pin: missing 'device' (a string)"),
+    (b'{"cmd":"pin","policy":"bfq"}\n', "request", "pin: missing 'device' (a string)"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":' + b"9" * 5000 + b"}\n",
+     "request", "malformed request"),
     (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":Infinity}\n', "request",
      "Infinity is not a number JSON allows"),
     (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":1e999}\n', "request",
@@ -186,8 +189,9 @@ BINARY = random.Random(11).randbytes(1 << 20)     # 1 MB; about 4,000 of its byt
     (b"\n" * 1_000_000 + PING + b"\n", [True]),    # blank lines are skipped, not answered
     ((PING + b"\n") * 2000, [True] * 2000),
     (PING, [True]),                                 # the last request needs no newline
+    (PING[:-1] + b',"pad":"' + b"x" * (protocol.MAX_LINE - 30 - 23) + b'"}\n', [True]),
     (BINARY, [False] * sum(1 for x in BINARY.split(b"\n") if x.strip())),
-], ids=["1M-newlines", "2000-pings", "no-newline", "1MB-binary"])
+], ids=["1M-newlines", "2000-pings", "no-newline", "64KiB-30", "1MB-binary"])
 def test_many_lines_on_one_connection_are_answered_line_by_line(api, data, answers, caplog):
     """Reliability 1.1: every non-blank line gets its own answer, in order, on the one
     connection; garbage lines are refused as the client's mistake, not logged as ours."""
