@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import shutil
 import signal
@@ -173,6 +174,12 @@ def test_unpin_returns_to_auto_and_bad_requests_are_refused(ioazd):
     assert r.returncode == 2 and "bad duration '30 minutes'" in r.stderr
     r = ioazd.ctl("goal", dev, "speed")
     assert r.returncode == 1 and "unknown goal 'speed'" in r.stderr
+    # names are looked up, never joined to a path (reliability 2.5)
+    r = ioazd.ctl("pin", "../../etc/passwd", "deadline")
+    assert r.returncode == 1 and "unknown device '../../etc/passwd'" in r.stderr
+    r = ioazd.ctl("pin", dev, "../../etc/passwd")
+    assert r.returncode == 1 and "unknown policy '../../etc/passwd'" in r.stderr
+    assert ioazd.device()["mode"] == "auto"
     assert ioazd.ctl("goal", dev, "throughput").returncode == 0
     # Garbage on the socket does not hurt the daemon.
     with so.socket(so.AF_UNIX) as s:
@@ -243,6 +250,7 @@ print(s.makefile().readline(), end="")
 
 def test_unprivileged_user_reads_but_may_not_change(ioazd):
     need_tool("useradd")
+    need_tool("setpriv")
     user = f"ioazt{uuid.uuid4().hex[:6]}"
     script = ioazd.dir / "client.py"
     script.write_text(CLIENT)
@@ -251,25 +259,33 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
     subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
                    check=True)
     try:
-        def as_user(req: dict, *wrap: str) -> dict:
-            r = subprocess.run(["runuser", "-u", user, "--", *wrap, "/usr/bin/python3",
-                                str(script), str(ioazd.socket), json.dumps(req)],
+        def as_user(req: dict, *wrap: str, prefix: tuple[str, ...] = ()) -> dict:
+            r = subprocess.run([*(prefix or ("runuser", "-u", user, "--")), *wrap,
+                                "/usr/bin/python3", str(script), str(ioazd.socket),
+                                json.dumps(req)],
                                capture_output=True, text=True, timeout=20, check=False)
             assert r.returncode == 0, r.stderr
             return json.loads(r.stdout)
+
+        def refused(r: dict) -> bool:
+            return r["ok"] is False and r["error"].startswith("permission denied")
 
         st = as_user({"cmd": "status"})
         assert st["ok"] and st["result"]["devices"][0]["device"] == ioazd.dev
         assert as_user({"cmd": "explain", "device": ioazd.dev})["ok"]
         assert as_user({"cmd": "history"})["ok"]
-        r = as_user({"cmd": "pin", "device": ioazd.dev, "policy": "deadline"})
-        assert r["ok"] is False and r["error"].startswith("permission denied")
-        assert as_user({"cmd": "reload"})["error"].startswith("permission denied")
+        assert as_user({"cmd": "ping"})["result"] == {"pong": True}
+        # every command that changes something (reliability 2.2)
+        for req in ({"cmd": "pin", "policy": "deadline"}, {"cmd": "unpin"}, {"cmd": "pause"},
+                    {"cmd": "resume"}, {"cmd": "goal", "goal": "latency"}, {"cmd": "reload"}):
+            assert refused(as_user({**req, "device": ioazd.dev})), req
         # root in a user namespace of its own is still the user to ioazd: the kernel hands
         # the socket the credentials as the daemon's namespace sees them (reliability 2.3)
-        r = as_user({"cmd": "pin", "device": ioazd.dev, "policy": "deadline"}, "unshare", "-r")
-        assert r["ok"] is False and r["error"].startswith("permission denied"), r
-        assert ioazd.device()["mode"] == "auto"
+        for wrap in (("unshare", "-r"), ("unshare", "-rpf", "--mount-proc")):
+            r = as_user({"cmd": "pin", "device": ioazd.dev, "policy": "deadline"}, *wrap)
+            assert refused(r), (wrap, r)
+        d = ioazd.device()
+        assert d["mode"] == "auto" and d["goal"] != "latency"
         # A member of group ioaz may change things (the group is looked up per request).
         group = subprocess.run(["getent", "group", "ioaz"], capture_output=True, check=False)
         if group.returncode != 0:
@@ -279,6 +295,16 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
         r = as_user({"cmd": "pin", "device": ioazd.dev, "policy": "deadline", "for": "5s"})
         assert r["ok"], r
         assert ioazd.device()["mode"] == "pinned"
+        assert as_user({"cmd": "pause", "device": ioazd.dev})["ok"]
+        assert as_user({"cmd": "resume", "device": ioazd.dev})["ok"]
+        assert ioazd.device()["mode"] == "auto"
+        # the same uid without its supplementary groups is no member (reliability 2.4)
+        pw = pwd.getpwnam(user)
+        r = as_user({"cmd": "pause", "device": ioazd.dev},
+                    prefix=("setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}",
+                            "--clear-groups"))
+        assert refused(r), r
+        assert ioazd.device()["mode"] == "auto"
     finally:
         subprocess.run(["userdel", user], capture_output=True, check=False)
         if made_group:

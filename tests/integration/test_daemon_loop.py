@@ -6,6 +6,7 @@ The loop device is marked rotational so the IOAZ tables apply (goal mean, Table 
 """
 from __future__ import annotations
 
+import itertools
 import json
 import queue
 import signal
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, fio_args, need_tool
+from ioaz.actuate.state import STATE_FILE
 
 IOAZD = str(Path(sys.executable).parent / "ioazd")
 SIZE_MB = 1024
@@ -131,6 +133,9 @@ def test_switches_follow_the_workload_and_restore_on_sigterm(device, tmp_path):
             assert (ev["to"], ev["policy"]) == (want_sched, want_policy), ev
             assert ev["why"] and ev["reason"] == "matrix"
             assert active(dev) == want_sched
+            if i == 0:   # the originals are on disk, in the file checked below to be gone
+                saved = json.loads((tmp_path / "state" / STATE_FILE).read_text())
+                assert saved["devices"][dev]["scheduler"] == "kyber", saved
             seen.append(ev)
             fio.wait(timeout=30)
             # never in between: no other switch for the rest of the phase
@@ -145,7 +150,6 @@ def test_switches_follow_the_workload_and_restore_on_sigterm(device, tmp_path):
     for k, v in original.items():
         assert sysfs(dev, k) == v, f"{k} not restored"
     # everything is back, so nothing is left to restore after a crash: the state file is gone
-    from ioaz.actuate.state import STATE_FILE
     assert not (tmp_path / "state" / STATE_FILE).exists(), \
         (tmp_path / "state" / STATE_FILE).read_text()
 
@@ -187,6 +191,55 @@ def test_a_hand_change_puts_the_device_in_manual_and_ioaz_leaves_it(device, tmp_
         fio.wait(timeout=30)
         assert d.stop() == 0
     assert active(dev) == "none", "a device in manual is left as the administrator set it"
+
+
+def test_a_writer_that_keeps_writing_keeps_the_device_manual_even_after_resume(device,
+                                                                              tmp_path):
+    """Reliability 3.8: another tool writes the scheduler every 0.5 s. ioazd goes manual at
+    the first drift and writes nothing more; `resume` while the tool still writes gives at
+    most one switch before the next drift puts the device back in manual; SIGTERM leaves the
+    tool's value."""
+    from ioaz.api.client import call
+    dev = device
+    d = Ioazd(write_config(tmp_path, dev))
+    fio = run_fio(dev, "randwrite", 1, 30)
+    written: list[str] = []
+    stop = threading.Event()
+
+    def writer() -> None:
+        for name in itertools.cycle(("bfq", "none")):
+            if stop.wait(0.5):
+                return
+            Path(f"/sys/block/{dev}/queue/scheduler").write_text(name)
+            written.append(name)
+
+    tool = threading.Thread(target=writer, daemon=True)
+    try:
+        d.wait_event("switch", 10)
+        tool.start()
+        d.wait_event("manual", 5)
+        time.sleep(1.5)
+        assert not [e for e in d.drain() if e.get("event") == "switch"]
+        assert call(tmp_path / "ioaz.sock", {"cmd": "resume", "device": dev})["ok"]
+        after: list[dict] = []
+        # resumed, ioazd compares with nothing until it writes again: the next manual comes
+        # after its own switch (2 hysteresis windows), at the tool's next write
+        end = time.monotonic() + 10
+        while not any(e.get("event") == "manual" for e in after):
+            assert time.monotonic() < end, f"not manual again after resume: {after}"
+            time.sleep(0.2)
+            after += d.drain()
+        assert len([e for e in after if e.get("event") == "switch"]) <= 1, after
+        time.sleep(1)
+        assert not [e for e in d.drain() if e.get("event") == "switch"]
+    finally:
+        stop.set()
+        if tool.is_alive():
+            tool.join(timeout=5)
+        fio.kill()
+        fio.wait(timeout=30)
+        assert d.stop() == 0
+    assert written and active(dev) == written[-1], "the tool's last value is left in place"
 
 
 @pytest.mark.parametrize("text,where", [

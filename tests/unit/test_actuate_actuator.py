@@ -10,7 +10,7 @@ from fake_sysfs import FakeKernel
 from ioaz import sysblock as sf
 from ioaz.actuate.actuator import Actuator, RetryPolicy
 from ioaz.actuate.recover import recover
-from ioaz.actuate.state import StateStore
+from ioaz.actuate.state import STATE_FILE, StateStore
 from ioaz.actuate.types import QueueSettings
 from ioaz.realisation import Realisation
 
@@ -262,6 +262,37 @@ def test_recover_in_a_new_actuator_restores_from_the_state_file(
     assert recover(actuator=fresh) == []
 
 
+@pytest.mark.parametrize("corrupt", [
+    b"", b'{"devices": {"sdb": ', bytes(range(256)) + bytes(range(44)), b'{"sdb": "caf\xe9"}',
+    b"[1,2]", b'{"devices": ["sdb", "sdc"]}', None,
+], ids=["empty", "truncated", "300-bytes", "not-utf8", "list", "devices-list", "directory"])
+def test_after_a_corrupt_state_file_switches_and_restores_work_again(
+        act: Actuator, kernel: FakeKernel, tmp_path: Path, corrupt: bytes | None) -> None:
+    """Reliability 3.3: a crash with two devices switched, then the state file is spoilt.
+    On 2026-11-23 every later switch failed "cannot save its original settings" and SIGTERM
+    put nothing back. Now: the file is set aside, the next switch saves the values in force,
+    and a stop restores them and clears the file. (The crashed run's originals are lost with
+    the file; only its .prev may hold them.)"""
+    kernel.add_device("sdc", active="mq-deadline", dev="8:32")
+    act.apply("sdb", Realisation("bfq"))
+    act.apply("sdc", Realisation("bfq"))
+    path = act.state.path
+    path.unlink()
+    if corrupt is None:
+        path.mkdir()
+    else:
+        path.write_bytes(corrupt)
+    fresh = Actuator(kernel, StateStore(tmp_path / "run"))      # the restarted daemon
+    assert recover(actuator=fresh) == []
+    assert fresh.state.set_aside == 1
+    r = fresh.apply("sdb", Realisation("kyber"))
+    assert r.ok and r.switched and r.saved_originals, r.errors
+    assert [x.restored for x in fresh.restore_all()] == [True]
+    assert kernel.scheduler("sdb").active == "bfq"              # the values in force before
+    assert not path.exists()
+    assert len(list(path.parent.glob(f"{STATE_FILE}.corrupt-*"))) == 1   # kept aside
+
+
 def test_forget_leaves_the_device_as_the_admin_set_it(act: Actuator, kernel: FakeKernel) -> None:
     act.apply("sdb", Realisation("kyber"))
     kernel.write("sdb", sf.SCHEDULER, "bfq")
@@ -320,9 +351,10 @@ def _umount(where: Path) -> None:
 def test_a_state_dir_that_cannot_be_written_at_restore_says_the_values_are_back(
         kernel: FakeKernel, tmp_path: Path, how: str) -> None:
     """Reliability 3.10 and 3.12: the state directory fills up or turns read-only after the
-    switches. Restore puts every value back and says so (restored), and says the state file
-    could not be updated (state_kept), rather than 'restored: false'. The next start finds
-    nothing left to write and clears the entry."""
+    switches. A switch of another device is refused with the reason. Restore puts every value
+    back and says so (restored), and says the state file could not be updated (state_kept),
+    rather than 'restored: false'. The next start finds nothing left to write and clears the
+    entry."""
     import subprocess
     run = tmp_path / "run"
     _tmpfs(run)
@@ -345,6 +377,13 @@ def test_a_state_dir_that_cannot_be_written_at_restore_says_the_values_are_back(
         else:
             subprocess.run(["mount", "-o", "remount,ro", str(run)], check=True)
             want = "Read-only file system"
+        # a device never switched before: its originals cannot be saved, so no switch
+        kernel.add_device("sdd", active="mq-deadline", dev="8:48")
+        new = act.apply("sdd", Realisation("bfq", {}), QueueSettings())
+        assert not new.ok and not new.switched
+        assert "cannot save its original settings" in " ".join(new.errors), new.errors
+        assert want in " ".join(new.errors), new.errors
+        assert kernel.scheduler("sdd").active == "mq-deadline"
         r = act.restore("sdb")
         assert r.restored and kernel.scheduler("sdb").active == "mq-deadline", r.errors
         assert r.state_kept is not None and want in r.state_kept, r.state_kept

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import socket
 import stat
 import threading
@@ -61,14 +62,25 @@ def api(tmp_path):
 
 
 def raw(path, data: bytes, timeout: float = 5.0) -> list[dict]:
+    """Send `data`, then SHUT_WR, and read every answer line until the server closes. The
+    sending is a thread of its own, so a request of many lines cannot stall both ends (each
+    waiting for the other to read)."""
     with socket.socket(socket.AF_UNIX) as s:
         s.settimeout(timeout)
         s.connect(str(path))
-        s.sendall(data)
-        s.shutdown(socket.SHUT_WR)
+
+        def send():
+            try:
+                s.sendall(data)
+                s.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass            # the server closed first (a refused line): its answer counts
+        sender = threading.Thread(target=send, daemon=True)
+        sender.start()
         buf = b""
         while chunk := s.recv(65536):
             buf += chunk
+        sender.join(timeout)
     return [json.loads(line) for line in buf.splitlines() if line]
 
 
@@ -77,6 +89,28 @@ def test_status_round_trip_and_socket_mode(api):
     r = call(srv.path, {"cmd": "status"})
     assert r["ok"] and r["result"]["devices"][0]["scheduler"] == "bfq"
     assert stat.S_IMODE(os.stat(srv.path).st_mode) == server.SOCKET_MODE
+
+
+@pytest.mark.parametrize("gid", [None, 4321], ids=["no-group", "group"])
+def test_the_socket_belongs_to_group_ioaz_and_a_missing_group_is_said(
+        tmp_path, monkeypatch, caplog, gid):
+    """Reliability 2.6: without a group ioaz only root may change anything, and the log says
+    so at start; with one, the socket is root:ioaz (as root; other users cannot chown)."""
+    monkeypatch.setattr(server.peers, "group_id", lambda name="ioaz": gid)
+    srv = server.start_api_server(StandIn(), tmp_path / "s.sock")
+    try:
+        st = os.stat(srv.path)
+        assert stat.S_IMODE(st.st_mode) == 0o666
+        warned = [r for r in caplog.records if "api_group_missing" in r.getMessage()]
+        if gid is None:
+            assert [r.levelname for r in warned] == ["WARNING"]
+            assert "only root may change anything" in warned[0].getMessage()
+        else:
+            assert warned == []
+        if os.geteuid() == 0:
+            assert (st.st_uid, st.st_gid) == (0, gid or 0)
+    finally:
+        srv.close()
 
 
 def test_one_request_per_line_several_per_connection(api):
@@ -105,6 +139,29 @@ def test_one_request_per_line_several_per_connection(api):
     (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":NaN}\n', "request",
      "NaN is not a number"),
     (b'{"cmd":"history","limit":' + b"9" * 5000 + b"}\n", "request", "malformed request"),
+    # reliability 1.1, the report's cases one by one
+    (b'"status"\n', "request", "expected a JSON object"),
+    (b"null\n", "request", "expected a JSON object"),
+    (b'{"cmd":5}\n', "request", "unknown command 5 (expected one of"),
+    (b'{"cmd":["status"]}\n', "request", "unknown command ['status']"),
+    (b'{"cmd":"pin","device":5,"policy":"bfq"}\n', "request",
+     "pin: missing 'device' (a string)"),
+    (b'{"cmd":"pin","policy":"bfq"}\n', "request", "pin: missing 'device' (a string)"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":' + b"9" * 5000 + b"}\n",
+     "request", "malformed request"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":Infinity}\n', "request",
+     "Infinity is not a number JSON allows"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":1e999}\n', "request",
+     "bad duration 'inf': must be more than zero"),
+    (b'{"cmd":"pin","device":"sdz","policy":"bfq","for_s":true}\n', "request",
+     "for_s must be a number of seconds, got True"),
+    (b'{"cmd":"history","limit":"5"}\n', "request",
+     "limit must be a whole number from 1 to 100000, got '5'"),
+    (b'{"cmd":"history","limit":100000000000000000000000}\n', "request",
+     "limit must be a whole number from 1 to 100000, got 100000000000000000000000"),
+    (b'{"cmd":"pin","device":"/dev/../../etc","policy":"deadline"}\n', "refused",
+     "unknown device '../../etc'"),
+    ('{"cmd":"ping"}'.encode("utf-16") + b"\n", "request", "not UTF-8 (byte 0)"),
 ])
 def test_bad_requests_get_clear_errors_and_the_server_lives(api, line, kind, text, caplog):
     _, srv = api
@@ -115,11 +172,92 @@ def test_bad_requests_get_clear_errors_and_the_server_lives(api, line, kind, tex
         assert not any(rec.exc_info for rec in caplog.records)
 
 
-def test_huge_line_is_refused_not_buffered_forever(api):
+@pytest.mark.parametrize("data", [b"x" * (protocol.MAX_LINE * 3), b"x" * (10 << 20) + b"\n"],
+                         ids=["192KiB", "10MB-with-newline"])
+def test_huge_line_is_refused_not_buffered_forever(api, data):
     _, srv = api
-    (r,) = raw(srv.path, b"x" * (protocol.MAX_LINE * 3))
+    (r,) = raw(srv.path, data)
     assert r["ok"] is False and "longer than" in r["error"]
     assert call(srv.path, {"cmd": "ping"})["ok"]
+
+
+PING = b'{"cmd":"ping"}'
+BINARY = random.Random(11).randbytes(1 << 20)     # 1 MB; about 4,000 of its bytes are newlines
+
+
+@pytest.mark.parametrize("data,answers", [
+    (b"\n" * 1_000_000 + PING + b"\n", [True]),    # blank lines are skipped, not answered
+    ((PING + b"\n") * 2000, [True] * 2000),
+    (PING, [True]),                                 # the last request needs no newline
+    (PING[:-1] + b',"pad":"' + b"x" * (protocol.MAX_LINE - 30 - 23) + b'"}\n', [True]),
+    (BINARY, [False] * sum(1 for x in BINARY.split(b"\n") if x.strip())),
+], ids=["1M-newlines", "2000-pings", "no-newline", "64KiB-30", "1MB-binary"])
+def test_many_lines_on_one_connection_are_answered_line_by_line(api, data, answers, caplog):
+    """Reliability 1.1: every non-blank line gets its own answer, in order, on the one
+    connection; garbage lines are refused as the client's mistake, not logged as ours."""
+    _, srv = api
+    out = raw(srv.path, data, timeout=20)
+    assert [o["ok"] for o in out] == answers
+    assert all(o["result"] == {"pong": True} for o in out if o["ok"])
+    assert all(o["kind"] == "request" for o in out if not o["ok"])
+    assert not any(rec.exc_info for rec in caplog.records)
+    assert call(srv.path, {"cmd": "ping"})["ok"]
+
+
+def _empty_then_shut_wr(path):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(5)
+        s.connect(str(path))
+        s.shutdown(socket.SHUT_WR)
+        t0 = time.monotonic()
+        assert s.recv(100) == b""               # no request, no answer: closed at once
+        assert time.monotonic() - t0 < 1.0      # at the EOF, not at the 5 s timeout
+
+
+def _shut_rd_then_send(path):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(path))
+        s.shutdown(socket.SHUT_RD)              # the answer has nowhere to go
+        s.sendall(b'{"cmd":"status"}\n')
+
+
+def _send_then_disconnect(path):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(path))
+        s.sendall(b'{"cmd":"status"}\n{"cmd":"history"}\n')
+
+
+def _reset(path):
+    # Closing with answers unread in the receive queue makes the kernel reset the
+    # connection: the server's next send gets ECONNRESET or EPIPE.
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(path))
+        s.sendall(b'{"cmd":"status"}\n' * 50)
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("client", [_empty_then_shut_wr, _shut_rd_then_send,
+                                    _send_then_disconnect, _reset],
+                         ids=["empty-SHUT_WR", "SHUT_RD", "send-then-disconnect", "reset"])
+def test_clients_that_hang_up_early_leave_nothing_held(tmp_path, monkeypatch, caplog, client):
+    """Reliability 1.7: 40 such clients one after another, with 4 slots. If a client that
+    hung up kept its slot (or its thread died holding it), the non-root ping at the end
+    would be told busy."""
+    monkeypatch.setattr(server, "MAX_CLIENTS", 4)
+    real = server.peers.peer_of
+    monkeypatch.setattr(server.peers, "peer_of", lambda c: Peer(real(c).pid, 1234, 1234))
+    srv = server.start_api_server(StandIn(), tmp_path / "s.sock")
+    try:
+        for _ in range(40):
+            client(srv.path)
+        deadline = time.monotonic() + 3        # the last few may still be finishing
+        while (r := call(srv.path, {"cmd": "ping"}))["ok"] is False \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert r["ok"], r
+    finally:
+        srv.close()
+    assert not any(rec.exc_info for rec in caplog.records)
 
 
 def test_stalled_clients_do_not_block_others(api, monkeypatch):
@@ -176,13 +314,20 @@ def test_too_many_clients_are_told_busy_but_root_gets_through(tmp_path, monkeypa
         srv.close()
 
 
-def test_write_commands_need_root_or_the_group():
+# one request of every command that changes something (a KeyError for a new one)
+CHANGES = {"pin": {"device": "sdz", "policy": "deadline"}, "unpin": {"device": "sdz"},
+           "pause": {"device": "sdz"}, "resume": {"device": "sdz"},
+           "goal": {"device": "sdz", "goal": "latency"}, "reload": {}}
+
+
+@pytest.mark.parametrize("cmd", sorted(protocol.WRITE_COMMANDS))
+def test_write_commands_need_root_or_the_group(cmd):
     d = StandIn()
-    r = protocol.handle(d, {"cmd": "pin", "device": "sdz", "policy": "deadline"},
-                        may_change=False, who="uid 1234, pid 1")
+    r = protocol.handle(d, {"cmd": cmd, **CHANGES[cmd]}, may_change=False,
+                        who="uid 1234, pid 1")
     assert r == {"ok": False, "kind": "permission",
-                 "error": "permission denied: pin changes the system and needs root or the "
-                          "ioaz group (uid 1234, pid 1)"}
+                 "error": f"permission denied: {cmd} changes the system and needs root or "
+                          "the ioaz group (uid 1234, pid 1)"}
     assert d.calls == []
     assert protocol.handle(d, {"cmd": "status"}, may_change=False)["ok"]
 

@@ -31,6 +31,31 @@ def test_a_config_path_that_is_a_directory_names_the_file(tmp_path: Path) -> Non
     assert str(e.value).startswith(f"{tmp_path}:0: cannot read file: Is a directory")
 
 
+def test_a_missing_config_names_the_file_at_line_0(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as e:
+        load_config(tmp_path / "nowhere.yaml")
+    assert str(e.value) == f"{tmp_path}/nowhere.yaml:0: cannot read file: No such file or " \
+                           "directory"
+
+
+@pytest.mark.parametrize("text,line,says", [
+    ("window_s: .nan\n", 1, "window_s: expected a number from 0.1 to 3600, got number nan"),
+    ("window_s: -.inf\n", 1, "window_s: expected a number from 0.1 to 3600, got number -inf"),
+    ("window_s: 1\nhistory: .inf\n", 2,
+     "history: expected a whole number from 1 to 100000, got number inf"),
+    ("devices:\n  include: ['']\n", 2, "expected a list of name globs"),
+    ("devices:\n  exclude: [sda, 7]\n", 2, "expected a list of name globs"),
+], ids=["nan", "-inf", "inf", "empty-glob", "number-glob"])
+def test_numbers_that_are_no_numbers_and_globs_that_are_no_globs(tmp_path: Path, text: str,
+                                                                  line: int, says: str) -> None:
+    """Reliability 4.1, cases the report lists by name."""
+    f = tmp_path / "ioaz.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_config(f)
+    assert str(e.value).startswith(f"{f}:{line}: {says}"), str(e.value)
+
+
 @pytest.mark.parametrize("name,text,read", [
     ("an hour's window", "window_s: 3600\n", lambda c: c.window_s == 3600),
     ("a UTF-8 byte order mark", "\ufeffwindow_s: 2\n", lambda c: c.window_s == 2),

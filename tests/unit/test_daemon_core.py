@@ -79,10 +79,13 @@ def fake_sys(tmp_path):
     return kernel
 
 
-def make(tmp_path, kernel, dry=False):
+BASE = ("devices: {include: ['sd*'], exclude: []}\n"
+        "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
+
+
+def make(tmp_path, kernel, dry=False, extra=""):
     p = tmp_path / "ioaz.yaml"
-    p.write_text("devices: {include: ['sd*'], exclude: []}\n"
-                 "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
+    p.write_text(BASE + extra)
     cfg = load_config(p, dry_run=dry)
     act = FakeActuator()
     clock = iter(range(1000))
@@ -99,6 +102,32 @@ def test_a_failing_device_does_not_stop_the_others(tmp_path, fake_sys):
     assert ("sdb", "mq-deadline") in act.applied        # 1/random/write -> deadline
     assert d.devices["sda"].errors >= 1 and "I/O error" in d.devices["sda"].last_error
     assert d.windows == 4
+
+
+def test_a_window_out_of_descriptors_keeps_every_device_and_the_next_one_goes_on(
+        tmp_path, fake_sys, caplog):
+    """Reliability 2.9: on 2026-11-23 every window failed with EMFILE while the metrics port
+    held the descriptors. A window that cannot read its facts says so (collector_up,
+    collector_error, logged) and changes nothing; the daemon goes on, and decides again
+    as soon as the probe reads."""
+    import errno
+    d, act = make(tmp_path, fake_sys)
+    d.start()
+    real = d.source.read
+
+    def out_of_descriptors():
+        raise OSError(errno.EMFILE, "Too many open files", "/sys/block")
+    d.source.read = out_of_descriptors
+    for _ in range(3):
+        assert d.window() == []
+    assert d.collector_up is False and "Too many open files" in d.collector_error
+    assert any("collector_error" in r.getMessage() for r in caplog.records)
+    assert set(d.devices) == {"sda", "sdb"} and act.applied == []
+    d.source.read = real
+    for _ in range(3):
+        assert len(d.window()) == 2
+    assert d.collector_up is True and d.collector_error is None and d.windows == 3
+    assert ("sdb", "mq-deadline") in act.applied
 
 
 def test_dry_run_decides_but_never_writes(tmp_path, fake_sys):
@@ -132,6 +161,40 @@ def test_control_errors_name_the_bad_value(tmp_path, fake_sys):
     assert d.control_pin("sda", "cfq", 60)["mode"] == "pinned"
 
 
+@pytest.mark.parametrize("req,kind,text", [
+    ({"cmd": "pin", "device": "sda", "policy": "../../etc/passwd"}, "refused",
+     "unknown policy '../../etc/passwd'"),
+    ({"cmd": "pin", "device": "../../etc/passwd", "policy": "deadline"}, "refused",
+     "unknown device '../../etc/passwd'"),
+    ({"cmd": "pause", "device": "sda/../../../etc"}, "refused",
+     "unknown device 'sda/../../../etc'"),
+    ({"cmd": "explain", "device": "/dev/../../etc"}, "refused", "unknown device '../../etc'"),
+    ({"cmd": "goal", "device": "sda", "goal": "../../etc/shadow"}, "refused",
+     "unknown goal '../../etc/shadow'"),
+    ({"cmd": "goal", "device": "sda", "goal": {"mean": 1}}, "request",
+     "goal: missing 'goal' (a string)"),
+], ids=["policy", "device", "device-below-a-name", "dev-prefix", "goal", "goal-a-dict"])
+def test_names_like_paths_are_refused_and_touch_no_file(tmp_path, fake_sys, req, kind, text):
+    """Reliability 1.1 and 2.5: the daemon itself behind the real socket. A name is looked up
+    among the managed devices, the policies and the goals, never joined to a path: the
+    request is refused by name, nothing under the (fake) sysfs changes, no device leaves
+    auto."""
+    from ioaz.api.client import call
+    from ioaz.api.server import start_api_server
+    d, act = make(tmp_path, fake_sys)
+    d.start()
+    tree = tmp_path / "sys"
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    srv = start_api_server(d, tmp_path / "s.sock")
+    try:
+        r = call(srv.path, req)
+    finally:
+        srv.close()
+    assert r["ok"] is False and r["kind"] == kind and text in r["error"], r
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+    assert act.applied == [] and {rec.state.mode.value for rec in d.devices.values()} == {"auto"}
+
+
 def test_reload_says_what_waits_for_a_restart(tmp_path, fake_sys):
     d, _ = make(tmp_path, fake_sys)
     d.start()
@@ -145,6 +208,70 @@ def test_reload_says_what_waits_for_a_restart(tmp_path, fake_sys):
     assert d.config.history != 7
     assert d.control_reload()["not_applied"] == {"socket": r["not_applied"]["socket"],
                                                  "history": r["not_applied"]["history"]}
+
+
+@pytest.mark.parametrize("before,after,key", [
+    ("", "dry_run: true\n", "dry_run"),
+    ("dry_run: true\n", "dry_run: false\n", "dry_run"),
+    ("", "window_s: 0.5\n", "window_s"),
+    ("", "metrics: {listen: '127.0.0.1:29999'}\n", "metrics_listen"),
+    ("", "state_dir: TMP/elsewhere\n", "state_dir"),
+    ("", "probe: diskstats\n", "probe"),
+], ids=["dry_run-false-to-true", "dry_run-true-to-false", "window_s-0.5", "metrics.listen",
+        "state_dir", "probe"])
+def test_a_reload_keeps_what_was_built_at_start_and_says_so(tmp_path, fake_sys, before, after,
+                                                           key):
+    """Reliability R7 and R8: the report's dry_run false->true was applied and true->false
+    silently kept, socket, metrics.listen and state_dir kept under the answer "reloaded", and
+    window_s 0.5 applied. Each now waits for a restart, and the answer says so."""
+    d, act = make(tmp_path, fake_sys, extra=before.replace("TMP", str(tmp_path)))
+    d.start()
+    running = getattr(d.config, key)
+    (tmp_path / "ioaz.yaml").write_text(BASE + after.replace("TMP", str(tmp_path)))
+    r = d.control_reload()
+    assert list(r["not_applied"]) == [key], r
+    assert r["not_applied"][key].endswith("(takes a restart)")
+    assert getattr(d.config, key) == running
+    for _ in range(3):
+        d.window()
+    assert bool(act.applied) is not d.config.dry_run      # the running dry_run still rules
+
+
+def test_a_dry_run_from_the_command_line_outlasts_a_reload(tmp_path, fake_sys):
+    d, act = make(tmp_path, fake_sys, dry=True, extra="dry_run: false\n")
+    d.start()
+    assert d.control_reload()["not_applied"] == {}
+    for _ in range(3):
+        d.window()
+    assert d.config.dry_run and act.applied == []
+
+
+@pytest.mark.parametrize("text,why", [
+    ("window_s: [1,\n", ":2: YAML syntax error"),
+    ("window_s: 1\nbogus: 1\n", ":2: unknown setting 'bogus'"),
+    ("decide: {matrix_dir: /nonexistent/matrices}\n",
+     ":1: decide.matrix_rules[0].matrices.min: matrix file not found"),
+    (None, ":0: cannot read file: No such file or directory"),
+], ids=["syntax-error", "unknown-key", "missing-matrix_dir", "config-deleted"])
+def test_a_bad_reload_keeps_the_running_configuration(tmp_path, fake_sys, text, why):
+    """Reliability R1: the file named with what is wrong; the old configuration stays and
+    the windows go on deciding with it."""
+    d, act = make(tmp_path, fake_sys)
+    d.start()
+    running = d.config
+    p = tmp_path / "ioaz.yaml"
+    if text is None:
+        p.unlink()
+    else:
+        p.write_text(text)
+    with pytest.raises(ControlError) as e:
+        d.control_reload()
+    assert str(e.value).startswith("reload rejected, old configuration kept:\n")
+    assert f"{p}{why}" in str(e.value), e.value
+    assert d.config is running
+    for _ in range(4):
+        d.window()
+    assert ("sdb", "mq-deadline") in act.applied
 
 
 def test_journal_lines_carry_their_priority():

@@ -44,6 +44,34 @@ def test_an_address_not_on_this_machine_is_found(tmp_path: Path) -> None:
     assert "not one of this machine's" in found and found.startswith(f"{f}:4:")
 
 
+@pytest.mark.parametrize("host", ["256.1.1.1", "no-such-host.invalid"])
+def test_a_host_that_does_not_resolve_is_found(tmp_path: Path, host: str) -> None:
+    """Reliability 4.3: both were a gaierror traceback at start, after --check had passed."""
+    f = _config(tmp_path, metrics=f"{{listen: '{host}:19647'}}")
+    (found,) = problems(load_config(f))
+    assert found.startswith(f"{f}:4: metrics.listen {host}:19647: cannot be bound: the host "
+                            "does not resolve"), found
+
+
+@pytest.mark.parametrize("port,why", [
+    ("99999", "port 99999 is above 65535"),
+    ("9" * 5000, "port of 5000 digits is above 65535"),
+    ("1\u00b2", "expected HOST:PORT, got string '127.0.0.1:1\u00b2'"),  # isdigit, not int
+], ids=["99999", "5000-digits", "superscript-2"])
+def test_a_port_that_is_no_port_is_refused_at_its_line(tmp_path: Path, port: str,
+                                                       why: str) -> None:
+    """Reliability 4.3: port 99999 passed --check (getaddrinfo takes a port modulo 65536,
+    so the check bound 34463) and the start ended in a ValueError traceback, exit 1."""
+    f = _config(tmp_path, metrics=f"{{listen: '127.0.0.1:{port}'}}", dry_run="true",
+                probe="diskstats")
+    for args in (["--check"], ["--windows", "1"]) if port == "99999" else (["--check"],):
+        r = subprocess.run([sys.executable, "-m", "ioaz.daemon.main", "--config", str(f),
+                            *args], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert f"{f}:4: metrics.listen: {why}" in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
+
+
 def test_socket_paths_that_cannot_be_a_socket(tmp_path: Path) -> None:
     long = tmp_path / ("d" * (MAX_SOCKET_PATH - len(str(tmp_path)))) / "ioaz.sock"
     (found,) = problems(load_config(_config(tmp_path, socket=str(long))))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -24,6 +25,17 @@ BOMB = "".join(
     ("bigint", "window_s: 1\nhistory: " + "9" * 5000 + "\n", 2, "number too large"),
     ("binary", "window_s: 1\nsocket: !!binary aGVsbG8=\n", 2, "a binary value"),
     ("dupkey", "window_s: 1\nwindow_s: 2\n", 2, "duplicate key"),
+    # reliability 4.1, 4.3 and 4.5: the report's other cases by name
+    ("date-key", "window_s: 1\n2001-02-30: 1\n", 2, "a timestamp value ('2001-02-30')"),
+    ("bomb-under-decide", "window_s: 1\ndecide:\n" + textwrap.indent(BOMB, "  "), 3,
+     f"more than {MAX_NODES:,} values"),
+    ("tab", "window_s: 1\n\tprobe: bpf\n", 2, "found character '\\t' that cannot start"),
+    ("undefined-alias", "window_s: *nothing\n", 1, "found undefined alias 'nothing'"),
+    ("merge-key", "base: &b {window_s: 1}\n<<: *b\n", 2, "merge keys (<<) are not supported"),
+    ("python-object", "window_s: 1\nsocket: !!python/object:os.system 'x'\n", 2,
+     "is not allowed here"),
+    ("10^30", "decide:\n  max_switches_per_hour: 1" + "0" * 30 + "\n", 2,
+     "number too large (31 characters"),
 ])
 def test_refused_with_file_and_line(tmp_path: Path, name: str, text: str, line: int,
                                     says: str) -> None:
@@ -37,11 +49,46 @@ def test_refused_with_file_and_line(tmp_path: Path, name: str, text: str, line: 
     assert msg.startswith(f"{f}:{line}: ") and says in msg, msg
 
 
-def test_not_utf8_names_the_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize("data,says", [
+    (b"window_s: 1\n# caf\xe9\n", r"latin1.yaml:2: not UTF-8 text \(byte 17\)"),
+    (b"window_s: 1\nstate_dir: /run/caf\xe9\n", r"latin1.yaml:2: not UTF-8 text \(byte 31\)"),
+], ids=["comment", "value"])
+def test_not_utf8_names_the_line(tmp_path: Path, data: bytes, says: str) -> None:
     f = tmp_path / "latin1.yaml"
-    f.write_bytes(b"window_s: 1\n# caf\xe9\n")
-    with pytest.raises(ValidationError, match=r"latin1.yaml:2: not UTF-8 text \(byte 17\)"):
+    f.write_bytes(data)
+    with pytest.raises(ValidationError, match=says):
         load_file(f)
+
+
+@pytest.mark.parametrize("spoil,line,says", [
+    (lambda m: m.replace(b"kind: matrix", b"kind: matr\xe9x"), 4, "not UTF-8 text"),
+    (lambda m: BOMB.encode() + m, 1, f"more than {MAX_NODES:,} values"),
+], ids=["not-utf8", "bomb"])
+def test_a_matrix_goes_through_the_same_loader(tmp_path: Path, spoil, line: int,
+                                               says: str) -> None:
+    """Reliability 4.3: a non-UTF-8 byte or an alias bomb in a matrix."""
+    from ioaz.decide.matrix import load_matrix
+    shipped = Path(__file__).resolve().parents[2] / "decision_matrices" / "ioaz-table3-mean.yaml"
+    f = tmp_path / "matrix.yaml"
+    f.write_bytes(spoil(shipped.read_bytes()))
+    t0 = time.monotonic()
+    with pytest.raises(ValidationError) as e:
+        load_matrix(f)
+    assert time.monotonic() - t0 < 10
+    assert str(e.value).startswith(f"{f}:{line}: ") and says in str(e.value), str(e.value)
+
+
+def test_a_knob_path_is_refused_as_a_badly_formed_name(tmp_path: Path) -> None:
+    """Reliability 4.1: a knob named like a path would be joined under queue/iosched/."""
+    from ioaz.decide.policies import load_policies
+    shipped = (Path(__file__).resolve().parents[2] / "decision_matrices" / "policies.yaml")
+    lines = shipped.read_text().splitlines()
+    i = next(n for n, line in enumerate(lines) if "slice_idle: 8" in line)
+    f = tmp_path / "policies.yaml"
+    f.write_text("\n".join(lines[:i] + [lines[i].replace("slice_idle", "../../../tmp/x")]
+                           + lines[i + 1:]) + "\n")
+    with pytest.raises(ValidationError, match=rf"{f}:{i + 1}: .*badly formed knob name"):
+        load_policies(f)
 
 
 def test_ioazd_check_refuses_without_a_traceback(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ Relative paths are taken from the config file's directory.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ class DaemonConfig:
     file: str = ""
     window_s: float = 1.0
     dry_run: bool = False
+    dry_run_flag: bool = False            # --dry-run on the command line: no file undoes it
     probe: str = "auto"
     probe_sample: float = DEFAULT_FRACTION
     include: tuple[str, ...] = ("*",)
@@ -201,9 +203,15 @@ def load_config(path: os.PathLike | str | None = None,
                                     "detail: basic|full} or {listen: null}, got "
                                     f"{describe(m)}"))
         elif listen is not None and (not isinstance(listen, str) or ":" not in listen
-                                     or not listen.rsplit(":", 1)[1].isdigit()):
+                                     or not re.fullmatch(r"[0-9]+", listen.rsplit(":", 1)[1])):
             issues.append(doc.issue(("metrics", "listen"), f"metrics.listen: expected "
                                     f"HOST:PORT, got {describe(listen)}"))
+        elif listen is not None and (len(port := listen.rsplit(":", 1)[1]) > 5
+                                     or int(port) > 65535):
+            # getaddrinfo takes the port modulo 65536: --check would have bound another port
+            shown = port if len(port) <= 10 else f"of {len(port)} digits"
+            issues.append(doc.issue(("metrics", "listen"),
+                                    f"metrics.listen: port {shown} is above 65535"))
         elif detail not in METRICS_DETAILS:
             issues.append(doc.issue(("metrics", "detail"), "metrics.detail: expected "
                                     f"{' or '.join(METRICS_DETAILS)}, got {describe(detail)}"))
@@ -228,8 +236,8 @@ def load_config(path: os.PathLike | str | None = None,
         raise ConfigError(str(e)) from e
     if "classifier" in data:
         _load_classifier(doc, cfg, base)
-    if dry_run is not None:
-        cfg.dry_run = cfg.dry_run or dry_run
+    if dry_run:
+        cfg.dry_run = cfg.dry_run_flag = True
     return cfg
 
 

@@ -385,7 +385,9 @@ class Daemon:
         """Re-read the config and everything it names; a bad file keeps the old config."""
         with self.lock:
             try:
-                new = load_config(self.config.file, dry_run=self.config.dry_run)
+                # the command line's --dry-run still holds; the file's own value is compared
+                # below (passing the running value hid a file's true -> false)
+                new = load_config(self.config.file, dry_run=self.config.dry_run_flag)
             except ConfigError as e:
                 log.error(json.dumps({"event": "reload_rejected", "error": str(e)}))
                 raise ControlError(f"reload rejected, old configuration kept:\n{e}") from e
