@@ -174,3 +174,17 @@ def test_the_drive_reorders_what_it_holds(disk, ncq: int, order: list[int]) -> N
 def test_an_unknown_model_is_refused_with_the_list(tmp_path: Path) -> None:
     with pytest.raises(TestbedError, match="unknown disk model 'floppy'; known: zero, .*wd500"):
         start_model_disk("floppy", tmp_path, "d0", None)
+
+
+def test_the_server_counts_what_it_served_and_how_late(tmp_path: Path) -> None:
+    h = ModelDiskHandle("wd500", tmp_path, "s", None)
+    c = Client(h.sock)
+    for i in range(20):
+        c.read(i * 131072, 131072)
+    c.close()
+    st = h.stop()
+    assert st["requests"] == 20 and st["reads"] == 20 and st["bytes"] == 20 * 131072
+    late = st["lateness_us"]
+    # a histogram's percentiles (to ~9%) and the exact worst
+    assert 0 <= late["p50"] <= late["p99"] <= 1.1 * late["max"]
+    assert 0 < st["modelled_busy_s"] < 1.0

@@ -39,6 +39,7 @@ from typing import Any, cast
 
 from ioaz.sim.devices import Device, device_from_dict, load_device, model_names
 from ioaz.sim.request import SECTOR, Request
+from ioaz.sim.results import LatencyHistogram
 from ioaz.testbed import nbd
 from ioaz.testbed.errors import TestbedError
 
@@ -67,20 +68,26 @@ class Stats:
     bytes: int = 0
     busy_s: float = 0.0                    # the head's modelled busy time
     seek_sectors: int = 0                  # distance from the previous request's end, summed
-    lateness: list[float] = field(default_factory=list)   # real completion - modelled, seconds
+    # real completion - modelled, seconds: a histogram, so that an hour's run keeps no list
+    lateness: LatencyHistogram = field(default_factory=LatencyHistogram)
+    late_max: float = 0.0
+
+    def late(self, seconds: float) -> None:
+        self.lateness.add(seconds)
+        self.late_max = max(self.late_max, seconds)
 
     def summary(self, capacity_sectors: int, elapsed_s: float) -> dict[str, Any]:
-        late = sorted(self.lateness)
-
         def q(p: float) -> float | None:
-            return round(late[min(len(late) - 1, int(p * len(late)))] * 1e6, 1) if late else None
+            v = self.lateness.percentile(p)
+            return None if v is None else round(v * 1e6, 1)
         n = max(1, self.requests)
         return {"requests": self.requests, "reads": self.reads, "writes": self.writes,
                 "bytes": self.bytes, "elapsed_s": round(elapsed_s, 3),
                 "modelled_busy_s": round(self.busy_s, 3),
                 "utilisation": round(self.busy_s / elapsed_s, 3) if elapsed_s > 0 else None,
                 "mean_seek_pct_of_disk": round(100 * self.seek_sectors / n / capacity_sectors, 2),
-                "lateness_us": {"p50": q(0.5), "p99": q(0.99), "max": q(1.0)}}
+                "lateness_us": {"p50": q(0.5), "p99": q(0.99),
+                                "max": round(self.late_max * 1e6, 1) if self.requests else None}}
 
 
 class RealTimeDisk:
@@ -141,7 +148,7 @@ class RealTimeDisk:
         self.last_end, self.last_done = rq.end, t
         # how late the reply leaves: after its modelled time less the credit, or after its
         # arrival if that comes later
-        s.lateness.append(self.now() - max(t - self.credit, self.arrived.pop(id(rq), t)))
+        s.late(self.now() - max(t - self.credit, self.arrived.pop(id(rq), t)))
         self.complete(rq, t)
 
     def _loop(self) -> None:
