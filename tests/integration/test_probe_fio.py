@@ -92,7 +92,8 @@ def test_counts_agree_with_fio(probe, make_loop):
     assert before is None or before.t_ns < after.t_ns
     if before is None:  # no I/O on this device yet: counters start at zero
         from ioaz.observe import _empty
-        before = _empty(dev, after.t_ns - 1, "bpf")
+        from ioaz.sysblock import BlockSysfs
+        before = _empty(dev, after.t_ns - 1, "bpf", BlockSysfs())
     whole = compute_features(before, after)
     reads = after.completed[0] - before.completed[0]
     writes = after.completed[1] - before.completed[1]
