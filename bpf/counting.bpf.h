@@ -253,6 +253,15 @@ static __always_inline __u64 count_bio(struct ioaz_dev *d, __u32 seq, __u64 id, 
 	return flush;
 }
 
+/* A merge: of a bio into a queued request (bio_merge), or of two requests. */
+static __always_inline void count_merge(struct ioaz_dev_stats *s, bool bio_merge)
+{
+	if (bio_merge)
+		s->bio_merges++;
+	else
+		s->rq_merges++;
+}
+
 /* The sampled period (0 or 1) a time falls in, or -1: [from[i], until[i]). */
 static __always_inline int period_of(__u64 t, __u64 from0, __u64 until0, __u64 from1,
 				     __u64 until1)

@@ -224,19 +224,15 @@ int on_getrq(unsigned long long *ctx)
 	return 0;
 }
 
-static __always_inline int count_merge(__u32 dev, bool bio_merge)
+static __always_inline int on_merge(__u32 dev, bool bio_merge)
 {
 	struct ioaz_dev *d;
 
 	if (!dev || !counting)
 		return 0;
 	d = dev_of(dev);
-	if (!d)
-		return 0;
-	if (bio_merge)
-		d->stats.bio_merges++;
-	else
-		d->stats.rq_merges++;
+	if (d)
+		count_merge(&d->stats, bio_merge);
 	return 0;
 }
 
@@ -245,7 +241,7 @@ int on_bio_backmerge(unsigned long long *ctx)
 {
 	struct bio *bio = ioaz_last_arg(ctx, nargs_bio_merge);
 
-	return count_merge(gendisk_dev(ioaz_bio_disk(bio)), true);
+	return on_merge(gendisk_dev(ioaz_bio_disk(bio)), true);
 }
 
 SEC("tp_btf/block_bio_frontmerge")
@@ -253,7 +249,7 @@ int on_bio_frontmerge(unsigned long long *ctx)
 {
 	struct bio *bio = ioaz_last_arg(ctx, nargs_bio_merge);
 
-	return count_merge(gendisk_dev(ioaz_bio_disk(bio)), true);
+	return on_merge(gendisk_dev(ioaz_bio_disk(bio)), true);
 }
 
 SEC("tp_btf/block_rq_merge")
@@ -261,7 +257,7 @@ int on_rq_merge(unsigned long long *ctx)
 {
 	struct request *rq = ioaz_last_arg(ctx, nargs_rq_merge);
 
-	return count_merge(disk_dev(rq), false);
+	return on_merge(disk_dev(rq), false);
 }
 
 /*

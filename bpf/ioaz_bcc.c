@@ -161,7 +161,7 @@ TRACEPOINT_PROBE(block, block_getrq)
 	return 0;
 }
 
-static __always_inline int count_merge(u32 dev, bool bio_merge)
+static __always_inline int on_merge(u32 dev, bool bio_merge)
 {
 	struct ioaz_ctl *c = ctl_get();
 	struct ioaz_dev *d;
@@ -169,28 +169,24 @@ static __always_inline int count_merge(u32 dev, bool bio_merge)
 	if (!dev || !c || !c->counting)
 		return 0;
 	d = dev_of(dev);
-	if (!d)
-		return 0;
-	if (bio_merge)
-		d->stats.bio_merges++;
-	else
-		d->stats.rq_merges++;
+	if (d)
+		count_merge(&d->stats, bio_merge);
 	return 0;
 }
 
 TRACEPOINT_PROBE(block, block_bio_backmerge)
 {
-	return count_merge(args->dev, true);
+	return on_merge(args->dev, true);
 }
 
 TRACEPOINT_PROBE(block, block_bio_frontmerge)
 {
-	return count_merge(args->dev, true);
+	return on_merge(args->dev, true);
 }
 
 TRACEPOINT_PROBE(block, block_rq_merge)
 {
-	return count_merge(args->dev, false);
+	return on_merge(args->dev, false);
 }
 
 /*
