@@ -351,3 +351,33 @@ def test_a_matrix_rule_can_name_the_disk_model_udev_reports(tmp_path, fake_sys):
     text = io.StringIO()
     _format_explain(r, text)
     assert "matrix chosen by rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)" in text.getvalue()
+
+
+def test_verbose_logs_each_window_so_a_late_switch_can_be_read_back(tmp_path, fake_sys, caplog):
+    """`ioazd --verbose`: one debug line per device per window with the class, the cell, the
+    verdict and why the daemon held, so the windows between a class change and its switch
+    can be counted afterwards. Without it, only the switches."""
+    import json
+    import logging
+
+    from ioaz.daemon.main import parse_args
+    assert parse_args(["--verbose"]).verbose and not parse_args([]).verbose
+
+    def run(level):
+        caplog.clear()
+        d, _ = make(tmp_path, fake_sys)
+        d.start()
+        with caplog.at_level(level, logger="ioaz.daemon"):
+            for _ in range(3):
+                d.window()
+        return [json.loads(r.getMessage()) for r in caplog.records]
+    quiet = run(logging.INFO)
+    assert [x["event"] for x in quiet] == ["switch", "switch"]
+    lines = [x for x in run(logging.DEBUG) if x["event"] == "window"]
+    sdb = [x for x in lines if x["device"] == "sdb"]
+    assert len(sdb) == 3 and len(lines) == 6
+    assert all(x["verdict"] == "deadline" and x["cell"] == "1/random/write" for x in sdb)
+    assert sdb[0]["class"]["pattern"] == "random" and sdb[0]["class"]["mode"] == "write"
+    assert [x["action"] for x in sdb] == ["switch", "hold", "hold"]
+    assert [x["policy"] for x in sdb] == ["deadline"] * 3
+    assert "already in force" in sdb[2]["why"]

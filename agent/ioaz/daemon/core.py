@@ -204,6 +204,8 @@ class Daemon:
                     done = rec.state.trials
                     self._read_facts(rec, f)
                     d = self._decide(rec, f)
+                    if log.isEnabledFor(logging.DEBUG):
+                        log.debug(json.dumps(window_line(d)))
                     decisions.append(self._apply(rec, d, f))
                     for t in rec.state.trials:
                         if t not in done:   # a trial ended this window
@@ -470,6 +472,16 @@ class Daemon:
                 self._rec(device)
             items = [h for h in self.history if device is None or h["device"] == device]
             return items[-limit:]
+
+
+def window_line(d: Decision) -> dict[str, Any]:
+    """One window's decision for one device, as `ioazd --verbose` logs it: enough to tell,
+    after the fact, when the class changed, when the verdict followed and why a switch waited."""
+    v = d.verdict
+    return {"event": "window", "device": d.device,
+            "class": d.workload_class, "cell": v.cell if v else None,
+            "verdict": v.policy if v else None, "policy": d.policy, "action": d.action,
+            "reason": d.reason, "why": d.text}
 
 
 def _verdict_dict(d: Decision) -> dict[str, Any] | None:

@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check-config", action="store_true",
                    help="only load and check the configuration file and what it names, then "
                    "exit: for a file a running ioazd will reload (whose address it holds)")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="also log every window's decision for every device (its class, "
+                   "matrix cell, verdict and why it held or switched), at debug priority")
     p.add_argument("--restore", action="store_true",
                    help="only put back what the state file holds (a daemon that died), then exit")
     return p
@@ -68,7 +71,7 @@ class JournalFormatter(logging.Formatter):
         return "\n".join(f"<{prio}>{line}" for line in super().format(record).splitlines())
 
 
-def setup_logging() -> None:
+def setup_logging(verbose: bool = False) -> None:
     handler: logging.Handler
     if journal.available():   # entries with DEVICE= and IOAZ_EVENT= fields (journal.py)
         handler = journal.JournalHandler()
@@ -77,7 +80,7 @@ def setup_logging() -> None:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(JournalFormatter("%(message)s") if journal.stderr_is_journal()
                              else logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler])
 
 
 def start_services(daemon: Daemon) -> list[Any]:
@@ -124,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if why:
         print(why, file=sys.stderr)
         return 2
-    setup_logging()
+    setup_logging(args.verbose)
     try:
         config = load_config(args.config, dry_run=args.dry_run)
     except ConfigError as e:
