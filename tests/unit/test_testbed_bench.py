@@ -265,6 +265,13 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
         bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-fast"]))
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel"]))
     assert plan.contenders == ["bfq", "ioazd-kernel"]
+    # At another depth it takes the matrices measured at that depth, and refuses a depth
+    # nothing was calibrated at rather than run the depth-32 ones there.
+    (rule1,) = bench.contender_configs([bench.KERNEL], 1)[bench.KERNEL]["decide"]["matrix_rules"]
+    assert rule1["matrices"]["mean"] == "kernel/testbed-wd500-qd1-mean.yaml"
+    assert rule["matrices"]["mean"] == "kernel/testbed-wd500-qd32-mean.yaml"
+    with pytest.raises(ValueError, match="calibrated at this queue depth: .*qd7-min.yaml"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel", "--queue-depth", "7"]))
 
 
 def test_raid_plan_names_its_disks_and_refuses_an_array_mdadm_would() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from ioaz.lab.testbench import measure
+from ioaz.lab.testbench import lag, measure
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.testbed import diskcheck, disks, vm
 from ioaz.testbed.errors import TestbedError
@@ -31,8 +31,10 @@ GUEST_STATE = "/run/ioaz-bench/ioazd"
 DRY = "ioazd-dry"
 KERNEL = "ioazd-kernel"
 # The matrices calibrated on the testbed's kernel (ioaz-lab calibrate --device in the guest,
-# then derive; decision_matrices/kernel/README.md has the commands), per goal.
-KERNEL_MATRICES = "kernel/testbed-wd500-qd32-{goal}.yaml"
+# then derive; decision_matrices/kernel/README.md has the commands), per queue depth and goal:
+# ioazd-kernel takes the ones measured at the depth the bench runs the disk at.
+KERNEL_MATRICES = "kernel/testbed-wd500-qd{depth}-{goal}.yaml"
+AHCI_DEPTH = 32                          # the guest's disks' depth when the plan sets none
 
 
 @dataclass
@@ -75,15 +77,21 @@ def ioazd_config(goal: str | None) -> dict[str, Any]:
     return cfg
 
 
-def kernel_matrix_files() -> list[Path]:
-    return [REPO / "decision_matrices" / KERNEL_MATRICES.format(goal=g) for g in GOALS]
+def kernel_matrices(queue_depth: int | None) -> dict[str, str]:
+    """The calibrated matrix of each goal for a bench at this queue depth (None: AHCI's)."""
+    depth = queue_depth or AHCI_DEPTH
+    return {g: KERNEL_MATRICES.format(depth=depth, goal=g) for g in GOALS}
 
 
-def contender_configs(contenders: list[str]) -> dict[str, Any]:
+def kernel_matrix_files(queue_depth: int | None = None) -> list[Path]:
+    return [REPO / "decision_matrices" / f for f in kernel_matrices(queue_depth).values()]
+
+
+def contender_configs(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
     """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
-    shipped config with the matrices calibrated on this kernel's disks), and `ioazd-dry`, the
-    control: ioazd observing and deciding but never writing (dry_run), so that its run against
-    the kernel default's is what observing alone costs in this guest."""
+    shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
+    and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
+    that its run against the kernel default's is what observing alone costs in this guest."""
     out = {}
     for c in contenders:
         if c == "ioazd":
@@ -92,7 +100,7 @@ def contender_configs(contenders: list[str]) -> dict[str, Any]:
             cfg = ioazd_config(None)
             cfg["decide"]["matrix_rules"] = [
                 {"match": {"rotational": True},
-                 "matrices": {g: KERNEL_MATRICES.format(goal=g) for g in GOALS}}]
+                 "matrices": kernel_matrices(queue_depth)}]
             out[c] = cfg
         elif c == DRY:
             out[c] = {**ioazd_config(None), "dry_run": True}
@@ -115,7 +123,8 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "workloads": [w.name for w in plan.workloads], "contenders": plan.contenders,
         "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
-        "chunk_kb": plan.chunk_kb, "ioazd": contender_configs(plan.contenders)}, indent=1))
+        "chunk_kb": plan.chunk_kb,
+        "ioazd": contender_configs(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()
     res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
                  vm.Options(kernel=plan.kernel, memory_mb=2048,
@@ -162,6 +171,7 @@ def guest_queue_depth(results: Path) -> int | None:
 def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """workload -> contender -> the rounds' measurements (in round order)."""
     guest = json.loads((results / "guest.json").read_text())
+    phase_s = float(json.loads((results / "plan.json").read_text())["phase_s"])
     table: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for text in (results / "runs.jsonl").read_text().splitlines():
         line = json.loads(text)
@@ -181,8 +191,12 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
             row["error"] = line["stderr"]
         if line["contender"].startswith("ioazd"):
             # on an array, its first member's (scheduler_at_end has every member's last choice)
-            row["timeline"] = timeline(results / "raw" / line["out"].replace(
-                ".out", ".ioazd.log"), raw_disks(guest)[0] if w.disk == "raw" else guest["fs"])
+            log = results / "raw" / line["out"].replace(".out", ".ioazd.log")
+            dev = raw_disks(guest)[0] if w.disk == "raw" else guest["fs"]
+            row["timeline"] = timeline(log, dev)
+            wins = lag.windows(log, dev)   # only from an ioazd run with --verbose
+            if w.phases and wins:
+                row["lags"] = lag.phase_lags(wins, w.phases, phase_s)
             if line.get("scheduler_at_end"):
                 row["scheduler_at_end"] = line["scheduler_at_end"]
         table[w.name][line["contender"]].append(row)
@@ -191,25 +205,8 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
 
 def timeline(log: Path, device: str) -> list[dict[str, Any]]:
     """ioazd's switches on DEVICE, seconds from the workload's start."""
-    events: list[dict[str, Any]] = []
-    t_start = 0.0
-    if not log.exists():
-        return events
-    for raw_line in log.read_text(errors="replace").splitlines():
-        t_text, _, rest = raw_line.partition(" ")
-        if "@@ workload start" in rest:
-            t_start = float(t_text)
-            continue
-        i = rest.find("{")
-        if i < 0:
-            continue
-        try:
-            ev = json.loads(rest[i:])
-        except ValueError:
-            continue
-        if ev.get("device") == device and not ev.get("dry_run") and ev.get("event") in (
-                "switch", "policy_change", "switch_failed"):
-            events.append({"t": round(float(t_text) - t_start, 1), "event": ev["event"],
-                           "to": ev.get("to"), "policy": ev.get("policy"),
-                           "reason": ev.get("reason")})
-    return events
+    return [{"t": round(t, 1), "event": ev["event"], "to": ev.get("to"),
+             "policy": ev.get("policy"), "reason": ev.get("reason")}
+            for t, ev in lag.events(log)
+            if ev.get("device") == device and not ev.get("dry_run") and ev.get("event") in (
+                "switch", "policy_change", "switch_failed")]

@@ -54,9 +54,11 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                          f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)})")
     if bench.KERNEL in cs:
-        missing = [str(f) for f in bench.kernel_matrix_files() if not f.is_file()]
+        missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)
+                   if not f.is_file()]
         if missing:
-            raise ValueError(f"--contenders {bench.KERNEL}: no calibrated matrix "
+            raise ValueError(f"--contenders {bench.KERNEL}: no matrix calibrated at this "
+                             f"queue depth: "
                              f"{', '.join(missing)} (decision_matrices/kernel/README.md says "
                              "how they are made)")
     if not args.raid and (args.members != 4 or args.chunk_kb != 512):

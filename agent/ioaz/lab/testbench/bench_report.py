@@ -10,7 +10,7 @@ import math
 import statistics
 from typing import Any
 
-from ioaz.lab.report import Report, figure
+from ioaz.lab.report import Report, Section, figure
 from ioaz.lab.testbench import measure
 from ioaz.lab.testbench.bench import DRY, RULES, STATIC
 from ioaz.lab.testbench.workloads import BY_NAME
@@ -102,6 +102,8 @@ def analyse(table: Table) -> dict[str, Any]:
                 norm[c].append(vs.mean)
             if any(r.get("timeline") is not None for r in rs):
                 res["contenders"][c]["timelines"] = [r.get("timeline") for r in rs]
+            if any(r.get("lags") for r in rs):
+                res["contenders"][c]["lags"] = [r["lags"] for r in rs if r.get("lags")]
             if any(r.get("scheduler_at_end") for r in rs):
                 res["contenders"][c]["at_end"] = [r.get("scheduler_at_end") for r in rs]
         if BY_NAME[w].phases:
@@ -245,12 +247,34 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                         s.text(f"{c} round {i}: " + ", ".join(
                             f"{e['t']:g} s {e['to']} ({e['policy']}, {e['reason']})"
                             for e in tl))
+                if m.get("lags"):
+                    _lag_table(s, c, m["lags"])
                 if meta.get("raid"):
                     for i, end in enumerate(m.get("at_end") or []):
                         if end:
                             s.text(f"{c} round {i}, each disk's scheduler when the workload "
                                    "ended: " + ", ".join(f"{d} {x}" for d, x in end.items()))
     _plot(rep, a, float(meta["phase_s"]))
+
+
+def _lag_table(s: Section, contender: str, rounds: list[list[dict[str, Any]]]) -> None:
+    """Per phase, how many seconds in each round until ioazd's windows showed the class
+    the phase settled on, its verdict, and that policy in force ("-": not in the phase)."""
+    def secs(key: str, i: int) -> str:
+        return ", ".join("-" if r[i][key] is None else f"{r[i][key]:g}" for r in rounds)
+    rows = []
+    for i, ph in enumerate(rounds[0]):
+        same = all(r[i]["class"] == ph["class"] and r[i]["verdict"] == ph["verdict"]
+                   for r in rounds)
+        rows.append((ph["phase"], ph["class"] + ("" if same else " (not in every round)"),
+                     ph["verdict"], secs("class_s", i), secs("verdict_s", i),
+                     secs("in_force_s", i)))
+    s.text(f"{contender}: seconds from each phase's start (rounds in order) until its "
+           "windows showed the class the phase settled on, that class's verdict, and the "
+           "verdict in force (ioazd --verbose; the settled class and verdict are the most "
+           "common of the phase's second half, shown for round 0):")
+    s.table(["phase", "class", "verdict", "class after s", "verdict after s",
+             "in force after s"], rows)
 
 
 def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None) -> None:

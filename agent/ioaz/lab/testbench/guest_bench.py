@@ -102,7 +102,8 @@ class Ioazd:
         cfg.write_text(json.dumps(config))   # JSON is YAML
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ioaz.daemon.main", "--config", str(cfg)],
+            # --verbose: every window's class and verdict, for the report's switch lags
+            [sys.executable, "-m", "ioaz.daemon.main", "--config", str(cfg), "--verbose"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.out = open(logfile, "w")
         self.started = threading.Event()
