@@ -192,3 +192,30 @@ def test_derive_splits_a_class_by_depth_and_fills_an_empty_depth_from_its_class(
     from ioaz.classify.types import WorkloadClass
     assert m.lookup("mean", WorkloadClass("4", "random", "read", "deep")).policy == "sstf"
     assert m.lookup("mean", WorkloadClass("4", "random", "read")).policy == "cfq"
+
+
+def test_derive_can_leave_a_candidate_out_and_says_so(tmp_path, capsys):
+    """`ioaz-lab derive --exclude fifo`: the excluded candidate's runs are left out, so no
+    cell can name it (on the testbed's kernel fifo won the O_DIRECT writer, and a buffered
+    writer under it gets its pages one request each); the matrix says what was left out; a
+    name the dataset does not have is refused, naming the ones it has."""
+    import argparse
+
+    from ioaz.lab import derive as cli
+    rows = clear_and_tied_rows(cfq=50.0, deadline=50.2)
+    src = tmp_path / "testdisk.csv"
+    with DatasetWriter(src) as w:
+        for r in rows:
+            w.write(r)
+    p = argparse.ArgumentParser()
+    cli.add_arguments(p)
+    out = tmp_path / "m"
+    assert cli.run(p.parse_args([str(src), "--out-dir", str(out), "--goal", "mean",
+                                 "--ioaz-axes", "--exclude", "cfq"])) == 0
+    m = load_matrix(out / "testdisk-mean.yaml")
+    assert m.tables["mean"]["4/random/read"].policy == "deadline"
+    text = (out / "testdisk-mean.yaml").read_text()
+    assert "never cfq" in text and "without the runs of cfq" in text
+    capsys.readouterr()
+    assert cli.run(p.parse_args([str(src), "--out-dir", str(out), "--exclude", "fifo"])) == 2
+    assert "--exclude fifo: no such candidate" in capsys.readouterr().err

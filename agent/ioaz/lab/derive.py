@@ -41,6 +41,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="what a cell without a clear winner names (e.g. deadline, the kernel's "
                         "default for disks: ioazd then leaves such a disk alone); default: the "
                         "policy its data leaned to")
+    p.add_argument("--exclude", default="", metavar="POLICY[,POLICY]",
+                   help="candidates no cell may name, their runs left out (e.g. fifo, a "
+                        "measurement baseline that never merges: a buffered writer, which the "
+                        "grid does not run, would get its pages one request each)")
     p.add_argument("--ioaz-axes", action="store_true",
                    help="cells by IOAZ's processes/pattern/mode only, without the depth axis")
 
@@ -60,6 +64,13 @@ def run(args: argparse.Namespace) -> int:
               f"policies.yaml (expected one of {', '.join(load_policies().policies())})",
               file=sys.stderr)
         return 2
+    excluded = tuple(x.strip() for x in args.exclude.split(",") if x.strip())
+    unknown = sorted(set(excluded) - {r.candidate for r in rows})
+    if unknown:
+        print(f"ioaz-lab derive: --exclude {','.join(unknown)}: no such candidate in {ds} "
+              f"(it has {', '.join(sorted({r.candidate for r in rows}))})", file=sys.stderr)
+        return 2
+    rows = [r for r in rows if r.candidate not in excluded]
     name = (args.name or table_device(ds)).lower()
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -68,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
     for goal in args.goal or GOALS:
         _say_noise(rows, goal, args.min_margin)
         table = derive_table(rows, goal, t, args.min_margin, axes, args.unclear_policy)
-        doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes)
+        doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes,
+                         excluded)
         path = out_dir / f"{name}-{goal}.yaml"
         write_matrix(path, doc)
         issues = validate_file(path)

@@ -182,9 +182,11 @@ def _sha(path: Path) -> str:
 
 
 def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path,
-               n_rows: int, min_margin: float, axes: tuple[str, ...] = AXES) -> dict:
+               n_rows: int, min_margin: float, axes: tuple[str, ...] = AXES,
+               excluded: tuple[str, ...] = ()) -> dict:
     cite = (f"ioaz-lab calibrate dataset {dataset.name} (sha256 {_sha(dataset)}, {n_rows} "
-            f"runs), derived by ioaz-lab derive")
+            f"runs), derived by ioaz-lab derive"
+            + (f" without the runs of {', '.join(excluded)}" if excluded else ""))
     cells = {}
     for key, c in table.items():
         cell: dict = {"policy": c.policy, "note": c.note()}
@@ -199,7 +201,8 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
     return {
         "kind": "matrix", "name": name,
         "description": f"Derived from a calibration of {table_device(dataset)}: goal {goal}, "
-                       f"winners with a margin of at least {100 * min_margin:g} points.",
+                       f"winners with a margin of at least {100 * min_margin:g} points"
+                       + (f"; never {', '.join(excluded)}" if excluded else "") + ".",
         "axes": list(axes),
         "sources": {
             "calibration": {"cite": cite, "kind": "measured"},
