@@ -196,7 +196,8 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
             row["timeline"] = timeline(log, dev)
             wins = lag.windows(log, dev)   # only from an ioazd run with --verbose
             if w.phases and wins:
-                row["lags"] = lag.phase_lags(wins, w.phases, phase_s)
+                starts = lag.phase_starts(log, results / "raw" / (line["out"] + ".starts"))
+                row["lags"] = lag.phase_lags(wins, w.phases, phase_s, starts)
             if line.get("scheduler_at_end"):
                 row["scheduler_at_end"] = line["scheduler_at_end"]
         table[w.name][line["contender"]].append(row)

@@ -258,22 +258,26 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
 
 
 def _lag_table(s: Section, contender: str, rounds: list[list[dict[str, Any]]]) -> None:
-    """Per phase, how many seconds in each round until ioazd's windows showed the class
-    the phase settled on, its verdict, and that policy in force ("-": not in the phase)."""
+    """Per phase, in each round: when it began, and how many seconds after that ioazd's windows
+    first showed the class the phase settled on, its verdict, and that policy in force
+    ("-": not within the phase)."""
     def secs(key: str, i: int) -> str:
-        return ", ".join("-" if r[i][key] is None else f"{r[i][key]:g}" for r in rounds)
+        return ", ".join("-" if r[i].get(key) is None else f"{r[i][key]:g}" for r in rounds)
     rows = []
     for i, ph in enumerate(rounds[0]):
         same = all(r[i]["class"] == ph["class"] and r[i]["verdict"] == ph["verdict"]
                    for r in rounds)
-        rows.append((ph["phase"], ph["class"] + ("" if same else " (not in every round)"),
+        rows.append((ph["phase"], secs("start_s", i),
+                     f"{ph['class']}" + ("" if same else " (not in every round)"),
                      ph["verdict"], secs("class_s", i), secs("verdict_s", i),
                      secs("in_force_s", i)))
-    s.text(f"{contender}: seconds from each phase's start (rounds in order) until its "
-           "windows showed the class the phase settled on, that class's verdict, and the "
-           "verdict in force (ioazd --verbose; the settled class and verdict are the most "
-           "common of the phase's second half, shown for round 0):")
-    s.table(["phase", "class", "verdict", "class after s", "verdict after s",
+    s.text(f"{contender}, switch lags (`ioazd --verbose`; rounds in order): when each phase "
+           "began (s from the mix's start: fio's `date` stamp of its first job), and the "
+           "seconds from then until ioazd's windows first showed the class the phase settled "
+           "on, that class's verdict, and the verdict in force (the settled class and verdict: "
+           "the most common of the phase's second half, shown for round 0). A window ends "
+           "each second, so the class shows at the earliest one window after the start.")
+    s.table(["phase", "began at s", "class", "verdict", "class after s", "verdict after s",
              "in force after s"], rows)
 
 

@@ -122,7 +122,8 @@ class Ioazd:
                 self.started.set()
 
     def mark(self, what: str) -> None:
-        self.out.write(f"{time.monotonic() - self.t0:.2f} @@ {what}\n")
+        # the wall clock too: the mixes stamp their phases' starts with `date` (workloads.py)
+        self.out.write(f"{time.monotonic() - self.t0:.2f} @@ {what} wall={time.time():.3f}\n")
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)

@@ -47,6 +47,27 @@ def events(log: Path) -> Iterator[tuple[float, dict[str, Any]]]:
             yield round(float(t_text) - t_start, 2), ev
 
 
+def phase_starts(log: Path, stamps: Path) -> list[float] | None:
+    """When each phase of a mix began, in seconds from the workload's start mark: the
+    mix's `date` stamps ($OUT.starts, "PHASE EPOCH" lines) against the mark's wall clock.
+    None when either is missing (a run of an older bench)."""
+    wall = None
+    if log.exists():
+        for line in log.read_text(errors="replace").splitlines():
+            _, _, rest = line.partition(" ")
+            if rest.startswith("@@ workload start wall="):
+                wall = float(rest.rsplit("=", 1)[1])
+    if wall is None or not stamps.exists():
+        return None
+    out = []
+    for line in stamps.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 2:
+            return None
+        out.append(round(float(parts[1]) - wall, 2))
+    return out
+
+
 def windows(log: Path, device: str) -> list[Window]:
     """The `"event": "window"` lines of DEVICE after the workload's start."""
     out: list[Window] = []
@@ -69,19 +90,24 @@ def _first(ws: list[Window], start: float, attr: str, value: Any) -> float | Non
     return next((round(w.t - start, 2) for w in ws if getattr(w, attr) == value), None)
 
 
-def phase_lags(wins: list[Window], phases: tuple[str, ...], phase_s: float
-               ) -> list[dict[str, Any]]:
+def phase_lags(wins: list[Window], phases: tuple[str, ...], phase_s: float,
+               starts: list[float] | None = None) -> list[dict[str, Any]]:
     """Per phase: what it settled on (the most common class and verdict of its second half)
     and the seconds from its start until a window first showed each, and until the policy
-    was in force (None: not within the phase)."""
+    was in force (None: not within the phase). STARTS: when each phase really began (else
+    every PHASE_S, as the mix asks; fio starts each a little later)."""
+    if starts is None or len(starts) != len(phases):
+        starts = [i * phase_s for i in range(len(phases))]
     out = []
     for i, name in enumerate(phases):
-        start, end = i * phase_s, (i + 1) * phase_s
+        start = starts[i]
+        end = starts[i + 1] if i + 1 < len(starts) else start + phase_s
         ws = [w for w in wins if start < w.t <= end]
         late = [w for w in ws if w.t > start + phase_s / 2]
         klass = _settled([w.klass for w in late])
         verdict = _settled([w.verdict for w in late])
-        out.append({"phase": name, "windows": len(ws), "class": klass, "verdict": verdict,
+        out.append({"phase": name, "start_s": start, "windows": len(ws), "class": klass,
+                    "verdict": verdict,
                     "class_s": _first(ws, start, "klass", klass),
                     "verdict_s": _first(ws, start, "verdict", verdict),
                     "in_force_s": _first(ws, start, "policy", verdict)})

@@ -39,16 +39,28 @@ class Workload:
 
 # The simulator's phases mix (sim/workloads.py phases_mix): par-read, 16 random readers, one
 # write-back sequential writer, 4 sequential readers; each process in its own 1 GB region.
+# Each group's jobs first run `date` (exec_prerun; fio writes its output to NAME.prerun.txt in
+# its working directory): fio starts a stonewalled group only once the last one's jobs have
+# exited, so the phases drift from PHASE s apart, and the report's switch lags (lag.py) need
+# when each really began.
+_STAMP = "exec_prerun=date +%s.%N\n"
 _MIX = (
     "[global]\ntime_based\nruntime=${PHASE}\n"
-    "[par-read]\nstonewall\nnew_group\nrw=read\nbs=4k\nioengine=psync\nnumjobs=4\n"
+    f"[par-read]\nstonewall\nnew_group\n{_STAMP}rw=read\nbs=4k\nioengine=psync\nnumjobs=4\n"
     "offset=10g\noffset_increment=50g\nsize=1g\n"
-    "[rand-read-16]\nstonewall\nnew_group\nrw=randread\nbs=4k\nioengine=psync\nnumjobs=16\n"
-    "offset=1g\noffset_increment=1200m\nsize=1g\n"
-    "[seq-write]\nstonewall\nnew_group\nrw=write\nbs=128k\nioengine=libaio\niodepth=8\n"
-    "offset=1g\nsize=1g\n"
-    "[seq-read-4]\nstonewall\nnew_group\nrw=read\nbs=128k\nioengine=psync\nnumjobs=4\n"
-    "offset=1g\noffset_increment=1200m\nsize=1g\n")
+    f"[rand-read-16]\nstonewall\nnew_group\n{_STAMP}rw=randread\nbs=4k\nioengine=psync\n"
+    "numjobs=16\noffset=1g\noffset_increment=1200m\nsize=1g\n"
+    f"[seq-write]\nstonewall\nnew_group\n{_STAMP}rw=write\nbs=128k\nioengine=libaio\n"
+    "iodepth=8\noffset=1g\nsize=1g\n"
+    f"[seq-read-4]\nstonewall\nnew_group\n{_STAMP}rw=read\nbs=128k\nioengine=psync\n"
+    "numjobs=4\noffset=1g\noffset_increment=1200m\nsize=1g\n")
+MIX_PHASES = ("par-read", "rand-read-16", "seq-write", "seq-read-4")
+# $OUT.starts: "PHASE EPOCH" per phase (the last of its jobs' stamps: they start together)
+_RUN_MIX = ("cat > /tmp/mix.fio <<EOF\n" + _MIX + "EOF\n"
+            "d=$(mktemp -d) && cd $d && " + RAW_FIO + " /tmp/mix.fio > $OUT; rc=$?\n"
+            "for p in " + " ".join(MIX_PHASES) + "; do echo $p $(cat $p.prerun.txt); done "
+            "> $OUT.starts; cd /; rm -rf $d; exit $rc")
+
 
 # S (Algodev-github/S) throughput tests: N readers and M writers on files of their own, through
 # the page cache. The readers' files are laid out once (setup); writers write new files.
@@ -77,10 +89,10 @@ _SYSBENCH = ("cd $FS/sb && sysbench fileio --file-num=16 --file-total-size=2G --
 
 WORKLOADS: tuple[Workload, ...] = (
     Workload("phases", "mixed", "fio",
-             f"cat > /tmp/mix.fio <<EOF\n{_MIX}EOF\n{RAW_FIO} /tmp/mix.fio > $OUT",
+             _RUN_MIX,
              "the simulator's phases mix on the raw disk, PHASE s each: par-read, 16 random "
              "4 KiB readers, one 128 KiB write-back writer, 4 sequential 128 KiB readers",
-             disk="raw", phases=("par-read", "rand-read-16", "seq-write", "seq-read-4")),
+             disk="raw", phases=MIX_PHASES),
     Workload("par-read", "seq", "fio",
              f"{RAW_FIO} --name=par-read --rw=read --bs=4k --ioengine=psync --numjobs=4 "
              "--offset=10g --offset_increment=50g --size=1g --runtime=$RT > $OUT",
