@@ -208,7 +208,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
             return _trial_abandon(state, moved, now, out, policies)
     if state.last_switch is not None and now - state.last_switch < config.cooldown_s:
         return out("hold", Reason.COOLDOWN,
-                   f"{now - state.last_switch:.1f} s after a switch (< {config.cooldown_s:g} s):"
+                   f"{now - state.last_switch:.2f} s after a switch (< {config.cooldown_s:g} s):"
                    " this window measures the switch, not the workload", state)
 
     if state.trial is not None:
