@@ -126,11 +126,16 @@ class Observer:
         for name in self.watching:
             if name not in cur:
                 w.vanished.append(name)
-        for name, snap in cur.items():
+        for name, snap in list(cur.items()):
             old = self.prev.get(name)
             if old is not None and self._replaced(name):
                 w.vanished.append(name)
                 old = None
+            if old is None and not (self.sysfs.size_bytes(name) or 0):
+                # no medium: a detached loop device keeps its name with a new diskseq and size
+                # 0, and the daemon's scan may not have read its size again yet
+                del cur[name]
+                continue
             if old is None:
                 w.appeared.append(name)
                 self.identities[name] = self.sysfs.identity(name)
