@@ -50,7 +50,8 @@ class RunningIoazd:
     """ioazd on loop devices (the first is `dev`), its socket in a directory every user can
     traverse."""
 
-    def __init__(self, devs: list[str], matrix_dir: Path, metrics_detail: str = "basic"):
+    def __init__(self, devs: list[str], matrix_dir: Path, metrics_detail: str = "basic",
+                 nofile: int | None = None):
         self.dev = devs[0]
         # /tmp/pytest-of-root is 0700: the unprivileged-user test needs a reachable socket.
         self.dir = Path(tempfile.mkdtemp(prefix="ioaz-ctl-"))
@@ -68,7 +69,9 @@ class RunningIoazd:
                        "hysteresis_windows": 2, "min_dwell_s": 2, "cooldown_s": 1}}))
         self.log = open(self.dir / "ioazd.log", "w+")  # noqa: SIM115 (closed in stop())
         self.proc = subprocess.Popen([str(BIN / "ioazd"), "--config", str(self.config)],
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+                                     stdout=self.log, stderr=subprocess.STDOUT,
+                                     preexec_fn=(lambda: _soft_nofile(nofile)) if nofile
+                                     else None)
         port = wait_for("ioazd to serve metrics and its socket", self._started, 15)
         self.metrics_url = f"http://127.0.0.1:{port}/metrics"
 
@@ -107,15 +110,22 @@ class RunningIoazd:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _soft_nofile(n: int) -> None:
+    """In the child before exec: the soft descriptor limit systemd gives a service that sets
+    no LimitNOFILE (1024), the hard one left as it is."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_NOFILE, (n, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
 def start_ioazd(make_loop, tmp_path: Path, *more: str,
-                metrics_detail: str = "basic") -> RunningIoazd:
+                metrics_detail: str = "basic", nofile: int | None = None) -> RunningIoazd:
     need_root()
     need_tool("fio")
     dev = make_loop(SIZE_MB)
     Path(f"/sys/block/{dev}/queue/rotational").write_text("1")
     matrices = tmp_path / "matrices"
     shutil.copytree(REPO / "decision_matrices", matrices)
-    return RunningIoazd([dev, *more], matrices, metrics_detail)
+    return RunningIoazd([dev, *more], matrices, metrics_detail, nofile)
 
 
 @pytest.fixture
