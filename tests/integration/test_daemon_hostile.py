@@ -98,8 +98,8 @@ def test_a_pinned_device_detached_is_dropped_and_its_name_on_another_disk_is_a_n
     survived, on an unpinned one). It is logged as vanished and leaves the status; the other
     device is still served (a pin on it is applied). The name then attached to another
     backing file is a new disk (a new diskseq): added as a new device, in auto, not the
-    pinned one; until then the empty name is not managed. At SIGTERM the other device gets its scheduler back, and the log has no
-    traceback."""
+    pinned one; until then the empty name is not managed. At SIGTERM the other device gets its
+    scheduler back, and the log has no traceback."""
     other = make_loop(512)
     Path(f"/sys/block/{other}/queue/rotational").write_text("1")
     d = start_ioazd(make_loop, tmp_path, other)
