@@ -381,3 +381,28 @@ def test_verbose_logs_each_window_so_a_late_switch_can_be_read_back(tmp_path, fa
     assert [x["action"] for x in sdb] == ["switch", "hold", "hold"]
     assert [x["policy"] for x in sdb] == ["deadline"] * 3
     assert "already in force" in sdb[2]["why"]
+
+
+def test_a_verdict_the_running_scheduler_already_realises_starts_no_dwell(tmp_path, fake_sys):
+    """On the testbed's kernel (2026-11-26) the first window after ioazd started read udev's
+    probe of the disk (one process, random reads: `deadline`), which ioazd took at once for
+    the mq-deadline it found; nothing on the disk changed, but the dwell clock started, and
+    the real workload's stream waited 5 s for it. Now such a policy change keeps the clocks:
+    the device is still under no dwell limit and no cooldown, and its switches budget is
+    untouched."""
+    fake_sys.add_device("sdc", active="mq-deadline", dev="8:32", rotational=True)
+    p = tmp_path / "ioaz.yaml"
+    p.write_text("devices: {include: ['sdc'], exclude: []}\n"
+                 "decide: {hysteresis_windows: 2, min_dwell_s: 30, cooldown_s: 5}\n")
+    act = FakeActuator()
+    clock = iter(range(1000))
+    d = build(load_config(p), FakeSource(["sdc"]), act, fake_sys,
+              clock=lambda: float(next(clock)))
+    d.start()
+    (first,) = d.window()
+    assert first.action == "switch" and first.policy == "deadline"   # 1/random/write
+    st = d.devices["sdc"].state
+    assert st.policy == "deadline"
+    assert st.since is None and st.last_switch is None and st.switches == ()
+    (nxt,) = d.window()
+    assert nxt.reason != "cooldown" and "already in force" in nxt.text

@@ -24,6 +24,7 @@ from ..decide import (
     DeviceState,
     Mode,
     initial_state,
+    on_same_scheduler,
     on_switch_failed,
     pause,
     pin,
@@ -34,7 +35,7 @@ from ..decide import (
     unpin,
 )
 from ..decide.matrix import GOALS
-from ..decide.reasons import describe
+from ..decide.reasons import Reason, describe
 from ..decide.trial import trial_outcome
 from ..decide.verdict import VerdictProvider
 from ..device import DeviceInfo
@@ -261,15 +262,21 @@ class Daemon:
             rec.state = on_switch_failed(rec.state, now)
             self._record(rec, d, before, None, ok=False, errors=["no scheduler for the policy"])
             return d
+        # a verdict's policy that the running scheduler already realises, as it is: the disk
+        # does not change, so neither do the dwell and cooldown clocks (on_same_scheduler)
+        same = before == target and not (res and res.knobs) and d.reason in (Reason.MATRIX,
+                                                                               Reason.MODEL)
         if self.config.dry_run:
-            rec.state = d.state
+            rec.state = on_same_scheduler(rec.state, d.state) if same else d.state
             self._record(rec, d, before, target, ok=True, dry=True)
             return d
         raid = any(fnmatch.fnmatchcase(rec.name, g) for g in self.config.raid)
         knobs = dict(res.knobs) if res else {}
         result = self.actuator.apply_tuned(rec.name, Realisation(target, knobs),
                                            f, raid=raid)
-        if result.ok:
+        if result.ok and same:
+            rec.state = on_same_scheduler(rec.state, d.state)
+        elif result.ok:
             rec.state = d.state
         else:
             rec.state = on_switch_failed(rec.state, now)

@@ -430,6 +430,16 @@ def on_switch_failed(before: DeviceState, now: float) -> DeviceState:
                    switches=before.switches + (now,))
 
 
+def on_same_scheduler(before: DeviceState, after: DeviceState) -> DeviceState:
+    """A verdict's new policy turned out to be realised by the scheduler already running (the
+    kernel's mq-deadline, found at start, taken for `deadline`): the disk's scheduler did not
+    change, so its dwell and cooldown clocks and the switch budget stay as they were. Else
+    the first window's verdict, taken at once from a scheduler found at start, would hold
+    the next, real change for a whole dwell."""
+    return replace(after, since=before.since, last_switch=before.last_switch,
+                   switches=before.switches)
+
+
 def pin(state: DeviceState, policy: str, now: float,
         duration_s: float | None = None) -> DeviceState:
     return replace(state, mode=Mode.PINNED,
