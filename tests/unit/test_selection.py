@@ -91,3 +91,22 @@ def test_a_bad_udev_entry_is_refused_at_its_line(tmp_path: Path) -> None:
                                    "udev:KEY=GLOB"), str(e.value)
     f.write_text("devices:\n  include: ['udev:ID_MODEL=WDC*', 'sd*']\n")
     assert load_config(f).include == ("udev:ID_MODEL=WDC*", "sd*")
+
+
+def test_name_globs_mean_what_fnmatch_says_they_mean(tmp_path: Path) -> None:
+    """The globs of a list are matched as one pattern; it must agree with fnmatchcase, name by
+    name, for every kind of glob an operator writes (and a list of plain names)."""
+    import fnmatch
+    import itertools
+    globs = ["sd[a-c]", "nvme*n1", "vd?", "md[!0]", "dm-1*", "loop7", "a.b", "x+y", "[*]z"]
+    names = ["sda", "sdd", "nvme0n1", "nvme0n1p1", "vda", "vdaa", "md0", "md1", "dm-1", "dm-10",
+             "dm-2", "loop7", "loop70", "a.b", "axb", "x+y", "xxy", "*z", "z", ""]
+    kernel = FakeKernel(tmp_path / "sys")
+    for r in range(0, 3):
+        for inc in itertools.combinations(globs, r):
+            for exc in ([], ["dm-10", "nvme*p*"]):
+                sel = Selection(list(inc), exc, kernel)
+                for n in names:
+                    want = (any(fnmatch.fnmatchcase(n, g) for g in inc)
+                            and not any(fnmatch.fnmatchcase(n, g) for g in exc))
+                    assert sel.managed(n, 0.0) == want, (inc, exc, n)

@@ -5,6 +5,7 @@ none of its collaborators itself. ioazd's main, the lab and the tests build it t
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from collections.abc import Callable, Sequence
 
@@ -45,10 +46,14 @@ class Selection:
 
     def update(self, include: Sequence[str], exclude: Sequence[str]) -> None:
         self.include, self.exclude = list(include), list(exclude)
+        # the name globs of each list as one pattern: a list of 200 names, matched name by name
+        # for 200 disks every window, was most of a window's CPU
+        self._include_names = _one_pattern(self.include)
+        self._exclude_names = _one_pattern(self.exclude)
+        self._include_udev = [e for e in self.include if e.startswith(UDEV_PREFIX)]
+        self._exclude_udev = [e for e in self.exclude if e.startswith(UDEV_PREFIX)]
 
     def _matches(self, name: str, entry: str, now: float) -> bool:
-        if not entry.startswith(UDEV_PREFIX):
-            return fnmatch.fnmatchcase(name, entry)
         key, _, glob = entry[len(UDEV_PREFIX):].partition("=")
         props = self._props.get(name)
         if props is None or now - props[1] >= self.RECHECK_S:
@@ -59,8 +64,11 @@ class Selection:
 
     def managed(self, name: str, now: float | None = None) -> bool:
         now = self.clock() if now is None else now
-        return any(self._matches(name, e, now) for e in self.include) and not any(
-            self._matches(name, e, now) for e in self.exclude)
+        included = bool(self._include_names and self._include_names.match(name)) or any(
+            self._matches(name, e, now) for e in self._include_udev)
+        return included and not (
+            bool(self._exclude_names and self._exclude_names.match(name))
+            or any(self._matches(name, e, now) for e in self._exclude_udev))
 
     def scan(self) -> list[str]:
         now = self.clock()
@@ -76,6 +84,15 @@ class Selection:
         self._known = known
         self._props = {n: p for n, p in self._props.items() if n in names}
         return [name for name, (scheduled, _) in known.items() if scheduled]
+
+
+def _one_pattern(entries: Sequence[str]) -> re.Pattern[str] | None:
+    """The entries that are globs on the disk's name, as one pattern (fnmatch's own
+    translation, so a glob means here what it means to fnmatchcase)."""
+    globs = [e for e in entries if not e.startswith(UDEV_PREFIX)]
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
 
 
 def verdicts_for(config: DaemonConfig) -> VerdictProvider:

@@ -41,6 +41,16 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def _waited_s() -> float:
+    """How long this thread has waited for a CPU while runnable (schedstat's run delay):
+    what a window's wall time holds beyond its CPU when the machine is busier than its cores."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def _sample() -> dict[str, int]:
     return {"rss_kb": _rss_kb(), "fds": _fds(), "threads": threading.active_count()}
 
@@ -123,6 +133,8 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
             busy = devs[:max(1, int(n * busy_share))]
             loads = [_fio(d, "randread", windows * window_s + 5) for d in busy]
             times: list[float] = []
+            cpu: list[float] = []
+            queued: list[float] = []
             samples: list[dict[str, int]] = []
             idle = [d for d in devs if d not in busy]
             attached = list(devs)
@@ -132,8 +144,11 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
                 with _daemon(attached, window_s, sample, out) as daemon:
                     for w in range(windows):
                         t0 = time.monotonic()
+                        c0, q0 = time.process_time(), _waited_s()
                         daemon.window()
                         times.append(time.monotonic() - t0)
+                        cpu.append(time.process_time() - c0)
+                        queued.append(_waited_s() - q0)
                         samples.append(_sample())
                         if churn_every and (w + 1) % churn_every == 0 and files:
                             gone, idle = idle[:churn], idle[churn:]
@@ -167,6 +182,13 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
             "window_ms_median": statistics.median(times) * 1e3,
             "window_ms_max": max(times) * 1e3,
             "windows_over_length": sum(t > window_s for t in times),
+            "window_cpu_ms_median": statistics.median(cpu) * 1e3,
+            "window_cpu_ms_max": max(cpu) * 1e3,
+            "window_waited_ms_median": statistics.median(queued) * 1e3,
+            "window_waited_ms_max": max(queued) * 1e3,
+            "longest_window_cpu_waited_ms": [cpu[times.index(max(times))] * 1e3,
+                                             queued[times.index(max(times))] * 1e3],
+            "cores": os.cpu_count(),
             "rss_kb_first_last": [samples[0]["rss_kb"], samples[-1]["rss_kb"]],
             "fds_first_last": [samples[0]["fds"], samples[-1]["fds"]],
             "threads_first_last": [samples[0]["threads"], samples[-1]["threads"]],
@@ -186,6 +208,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
             BlockSysfs().write(d, ROTATIONAL, "1")
         originals = _originals(devs)
         samples: list[dict[str, int]] = []
+        times: list[float] = []
         loads: list[subprocess.Popen] = []
         t_end = time.monotonic() + seconds
         phase = 0
@@ -193,6 +216,8 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
         out: dict[str, Any] = {}
         try:
             with _daemon(devs, window_s, sample, out) as daemon:
+                # the process's own CPU (its threads, not the fio children) over the windows
+                cpu0 = time.process_time()
                 while time.monotonic() < t_end:
                     t0 = time.monotonic()
                     if t0 >= next_phase:
@@ -203,9 +228,12 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
                         loads = [_fio(d, rw, left, jobs, bs) for d in devs] if rw else []
                         phase += 1
                         next_phase = t0 + phase_s
+                    c0 = time.monotonic()
                     daemon.window()
+                    times.append(time.monotonic() - c0)
                     samples.append(_sample())
                     time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
+                cpu_s = time.process_time() - cpu0
                 switches = sum(sum(r.switches.values()) for r in daemon.devices.values())
                 errors = sum(r.errors for r in daemon.devices.values())
         finally:
@@ -216,6 +244,10 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
     warm = samples[min(len(samples) - 1, int(phase_s / window_s))]   # after the first phase
     return {"devices": n, "seconds": seconds, "phase_s": phase_s, "phases": phase,
             "windows": len(samples), "switches": switches, "errors": errors,
+            "cpu_ms_per_window": cpu_s / max(1, len(samples)) * 1e3,
+            "window_ms_median": statistics.median(times) * 1e3,
+            "window_ms_max": max(times) * 1e3,
+            "windows_over_length": sum(t > window_s for t in times),
             "rss_kb_warm_last": [warm["rss_kb"], samples[-1]["rss_kb"]],
             "fds_warm_last": [warm["fds"], samples[-1]["fds"]],
             "threads_warm_last": [warm["threads"], samples[-1]["threads"]],
