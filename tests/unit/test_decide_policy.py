@@ -29,6 +29,7 @@ from ioaz.decide import (
     to_manual,
     unpin,
 )
+from ioaz.decide.verdict import Verdict
 
 CTX = load_context()
 PROVIDER = MatrixVerdicts(CTX.settings.matrix_rules, CTX.matrices)
@@ -406,3 +407,38 @@ def test_the_verdict_says_when_the_boundary_band_kept_the_class() -> None:
     assert "class 8/random/read/shallow (mode kept from the previous window: the ratio is " \
            "within the boundary band) -> anticipatory" in v.text
     assert "kept" not in PROVIDER.verdict(feats(RND8), HDD, "mean").text
+
+
+class TiedCell:
+    """A verdict provider whose every cell names deadline and lists `tied` as within the noise
+    of it (what ioaz-lab derive writes for a cell without a clear winner)."""
+
+    def __init__(self, tied: tuple[str, ...]) -> None:
+        self.tied = tied
+
+    def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
+        return Verdict("deadline", "matrix", goal, "test cell -> deadline", cell="1/random/read",
+                       source_kind="judgement", within_noise=self.tied)
+
+
+@pytest.mark.parametrize("in_force,tied,kept", [
+    ("stream", ("sstf", "stream"), True),     # in force and within the noise: kept
+    ("stream", ("sstf",), False),             # in force but not listed: switched
+    ("stream", (), False),                    # a cell with a clear winner lists none
+])
+def test_a_policy_within_the_cells_noise_is_kept(in_force: str, tied: tuple[str, ...],
+                                                 kept: bool) -> None:
+    state = replace(initial_state(HDD), policy=in_force, since=0.0, last_switch=0.0)
+    ds = []
+    for i in range(6):
+        d = step(feats("1/random/read"), state, QUICK, TiedCell(tied), 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+    if kept:
+        assert not switches(ds)
+        assert {d.reason for d in ds} == {"within_noise"}
+        assert "stream in force is within the noise of deadline" in ds[-1].text
+        assert ds[-1].policy == "stream" and ds[-1].state.streak == 0
+    else:
+        assert [d.policy for d in switches(ds)] == ["deadline"]
+        assert "within_noise" not in {d.reason for d in ds}

@@ -86,6 +86,8 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     s = table["1/sequential/read"]
     assert s.policy == "deadline" and not s.clear
     assert "no clear winner" in s.note()
+    # the policies the margin cannot tell from the best, best first; a clear cell has none
+    assert s.within_noise == ("fcfs", "cfq") and c.within_noise == ()
     empty = table["16+/random/write"]
     assert empty.empty and "no calibration workload" in empty.note()
 
@@ -95,6 +97,8 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     # the runner-up and the lead over it, for the trials (decide/trial.py)
     assert (cell.runner_up, cell.margin_points) == ("deadline", 20.0)
     assert m.tables["mean"]["1/sequential/read"].source.kind == "judgement"
+    assert m.tables["mean"]["1/sequential/read"].within_noise == ("fcfs", "cfq")
+    assert cell.within_noise == ()
     # a cell no workload fell in has no measured runner-up
     assert m.tables["mean"]["16+/random/write"].runner_up is None
 
@@ -115,6 +119,8 @@ def test_a_stand_in_takes_the_cells_without_a_clear_winner(tmp_path):
     cell = load_matrix(written(tmp_path, rows, table)).tables["mean"]["1/sequential/read"]
     # judgement, and no runner-up to try: nothing measured says the leaning is real
     assert (cell.policy, cell.source.kind, cell.runner_up) == ("deadline", "judgement", None)
+    # what the data leaned to, and what came within the margin of it, without the stand-in
+    assert cell.within_noise == ("cfq", "fcfs")
 
 
 def test_the_closed_loop_settles_or_pays_for_its_cycle():

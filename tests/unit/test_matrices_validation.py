@@ -270,3 +270,19 @@ def test_unquoted_number_key_is_refused_with_a_hint(tmp_path: Path) -> None:
     # One table shared by three goals through an alias: one message per goal, same line.
     assert len(msgs) == 3 and all(m.startswith(f"{p}:{line}: ") for m in msgs)
     assert "key must be text (got integer 4, expected a quoted string)" in msgs[0]
+
+
+def test_within_noise_lists_other_known_policies(tmp_path: Path) -> None:
+    ok, _ = broken(tmp_path, "1/random/write: deadline",
+                   "1/random/write: {policy: deadline, within_noise: [sstf, stream]}")
+    assert load_matrix(ok).tables["min"]["1/random/write"].within_noise == ("sstf", "stream")
+    p, text = broken(tmp_path, "1/random/write: deadline",
+                     "1/random/write: {policy: deadline, within_noise: [sstf, deadline]}",
+                     name="own.yaml")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, 'within_noise')}: ")
+    assert "lists the cell's own policy (got 'deadline', expected only others)" in msg
+    p, text = broken(tmp_path, "1/random/write: deadline",
+                     "1/random/write: {policy: deadline, within_noise: [stram]}", name="bad.yaml")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, 'stram')}: ") and "unknown policy" in msg

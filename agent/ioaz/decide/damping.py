@@ -228,6 +228,11 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     if wanted == state.policy:
         return _in_force(features, replace(state, trials=live), config, goal, now, verdict,
                          out, policies)
+    if kept is None and state.policy is not None and state.policy in verdict.within_noise:
+        return out("hold", Reason.WITHIN_NOISE,
+                   f"{verdict.text}; {state.policy} in force is within the noise of {wanted} "
+                   "in this cell's calibration: kept",
+                   replace(state, candidate=None, streak=0, trials=live), verdict)
 
     streak = state.streak + 1 if wanted == state.candidate else 1
     state2 = replace(state, candidate=wanted, streak=streak, settled=None, settled_n=0,

@@ -47,6 +47,9 @@ class Cell:
     # share of the per-workload best (derived matrices only; the papers give winners only).
     runner_up: str | None = None
     margin_points: float | None = None
+    # Other policies the calibration could not tell from this one (within the derive margin
+    # of the cell's best): one of them in force is kept, not switched away for noise.
+    within_noise: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +122,11 @@ def _semantic_issues(doc: Doc) -> list[Issue]:
                 continue
             src = cell.get("source") if isinstance(cell, dict) else None
             runner = cell.get("runner_up") if isinstance(cell, dict) else None
+            tied = cell.get("within_noise") if isinstance(cell, dict) else None
+            if tied is not None and cell["policy"] in tied:
+                tpath = cpath + ("within_noise",)
+                out.append(doc.issue(tpath, f"{format_path(tpath)}: lists the cell's own policy "
+                                            f"(got {cell['policy']!r}, expected only others)"))
             if runner is not None and runner["policy"] == cell["policy"]:
                 rpath = cpath + ("runner_up", "policy")
                 out.append(doc.issue(rpath, f"{format_path(rpath)}: the runner-up is the cell's "
@@ -157,6 +165,7 @@ def _build(doc: Doc) -> Matrix:
             table[key] = Cell(key, cell["policy"], sources[cell.get("source", default)],
                               cell.get("note"), doc.key_line(("goals", goal, key)),
                               runner["policy"] if runner else None,
-                              float(runner["margin_points"]) if runner else None)
+                              float(runner["margin_points"]) if runner else None,
+                              tuple(cell.get("within_noise", ())))
         tables[goal] = table
     return Matrix(doc.file, d["name"], tuple(d["axes"]), sources, tables)

@@ -21,6 +21,7 @@ class Reason(enum.StrEnum):
     FLIP_FLOP = "flip_flop"
     BUDGET = "budget"
     UNAVAILABLE = "unavailable"
+    WITHIN_NOISE = "within_noise"
 
 
 DESCRIPTION: dict[Reason, str] = {
@@ -46,6 +47,9 @@ DESCRIPTION: dict[Reason, str] = {
                       "can cycle)",
     Reason.BUDGET: "at most max_switches_per_hour automatic switches in any hour",
     Reason.UNAVAILABLE: "the policy's schedulers are not offered by this device's kernel",
+    Reason.WITHIN_NOISE: "the cell names another policy, but its calibration could not tell "
+                         "that one from the policy in force (within the derive margin): "
+                         "no switch for noise",
 }
 
 

@@ -29,6 +29,7 @@ class Verdict:
     rule: str | None = None       # which matrix rule chose the matrix
     runner_up: str | None = None  # the cell's second policy, and the winner's lead over it
     margin_points: float | None = None  # (points of share of the per-workload best)
+    within_noise: tuple[str, ...] = ()  # policies the cell's calibration could not tell apart
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -75,4 +76,5 @@ class MatrixVerdicts:
             matrix=m.path, cell=cell.key, cell_line=cell.line, source=cell.source.cite,
             source_kind=cell.source.kind, rule=choice.rule.describe(),
             runner_up=cell.runner_up, margin_points=cell.margin_points,
+            within_noise=cell.within_noise,
         )

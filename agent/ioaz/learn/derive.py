@@ -10,9 +10,11 @@ score any candidate got on it, and those shares are averaged over the cell's wor
 winner has the highest average share; its margin is how many points of "share of the
 per-workload best" it is ahead of the runner-up. A margin under `min_margin` is no clear
 winner: the cell still names the better policy (every cell of a matrix must name one) but its
-source says judgement and its note says why. A class no workload fell into gets the policy best
-over the workloads of the class without its depth (when the axes include depth), else over all
-workloads of the goal, also marked judgement.
+source says judgement and its note says why, and it lists the policies within the margin of
+its best (`within_noise`), one of which ioazd keeps in force rather than switch for noise.
+A class no workload fell into gets the policy best over the workloads of the class without
+its depth (when the axes include depth), else over all workloads of the goal, also marked
+judgement.
 
 The axes are IOAZ's three plus `depth` (shallow|deep requests in flight per process) unless
 the caller asks for IOAZ's alone: on the simulator's HDD the depth parts the winners more
@@ -49,6 +51,8 @@ class CellResult:
     empty: bool = False
     fallback_from: str | None = None   # an empty cell's policy came from this coarser cell
     stood_in_for: str | None = None    # the policy the data leaned to, replaced by a stand-in
+    # the policies whose share came within the margin of the cell's best (its own excluded)
+    within_noise: tuple[str, ...] = ()
 
     def note(self) -> str:
         if self.stood_in_for is not None:
@@ -134,13 +138,16 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         runner, rshare = ranked[1] if len(ranked) > 1 else (None, share)
         margin = share - rshare if runner else 0.0
         runs = sum(len(o.rows) for w in ws for o in outs[w].values())
+        near = tuple(dict.fromkeys(policy_of[c] for c, s in ranked if s > share - min_margin))
         table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
-                                policy_of.get(runner) if runner else None, len(ws), runs)
+                                policy_of.get(runner) if runner else None, len(ws), runs,
+                                within_noise=near)
     if stand_in is not None:
         for key, c in table.items():
             if not c.clear and c.policy != stand_in:
                 table[key] = replace(c, policy=stand_in, stood_in_for=c.policy)
-    return table
+    return {key: replace(c, within_noise=tuple(p for p in c.within_noise if p != c.policy))
+            for key, c in table.items()}
 
 
 def _empty_cell(key: str, axes: tuple[str, ...], by_cell: dict[str, list[str]],
@@ -197,6 +204,8 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
                 and c.stood_in_for is None):
             cell["runner_up"] = {"policy": c.runner_up,
                                  "margin_points": round(100 * c.margin, 1)}
+        if c.within_noise:
+            cell["within_noise"] = list(c.within_noise)
         cells[key] = cell
     return {
         "kind": "matrix", "name": name,
