@@ -45,6 +45,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("--devices", type=int, default=None,
                    help="scale, soak: how many loop devices (default 200, 8)")
+    p.add_argument("--loads-cgroup", action="store_true",
+                   help="scale, soak: the fio loads in a CPU cgroup of their own, as the "
+                        "workload and ioazd.service are under systemd (default: the loads are "
+                        "this process's children and compete with the daemon thread by thread)")
     # report (ioaz.lab.report_suites)
     p.add_argument("--quick", action="store_true", help="report: short runs (make test)")
     p.add_argument("--real", action="store_true",
@@ -280,7 +284,8 @@ def bench_scale(args: argparse.Namespace) -> dict:
     (default 60), 30% busy, a fifth of the idle ones replaced by new disks every 5 windows
     (ioaz.lab.bench_scale)."""
     from . import bench_scale as b
-    r = b.scale(args.devices or 200, int(args.seconds), sample=args.sample)
+    r = b.scale(args.devices or 200, int(args.seconds), sample=args.sample,
+                loads_cgroup=args.loads_cgroup)
     if not args.json:
         print(f"{r['devices']} devices ({r['busy']} busy), {r['windows']} windows of "
               f"{r['window_s']:g} s, {r['detached']} detached and {r['attached']} attached "
@@ -303,7 +308,8 @@ def bench_soak(args: argparse.Namespace) -> dict:
     """--devices loop devices (default 8), the workload changing every 20 s, for --seconds
     (default 1800) (ioaz.lab.bench_scale)."""
     from . import bench_scale as b
-    r = b.soak(args.devices or 8, args.seconds, sample=args.sample)
+    r = b.soak(args.devices or 8, args.seconds, sample=args.sample,
+               loads_cgroup=args.loads_cgroup)
     if not args.json:
         print(f"{r['devices']} devices, {r['seconds']:g} s, {r['phases']} phases of "
               f"{r['phase_s']:g} s, {r['windows']} windows, {r['switches']} switches, "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -55,12 +56,51 @@ def _sample() -> dict[str, int]:
     return {"rss_kb": _rss_kb(), "fds": _fds(), "threads": threading.active_count()}
 
 
-def _fio(dev: str, rw: str, seconds: float, jobs: int = 1, bs: str = "4k") -> subprocess.Popen:
+def _fio(dev: str, rw: str, seconds: float, jobs: int = 1, bs: str = "4k",
+         group: Path | None = None) -> subprocess.Popen:
+    def enter() -> None:   # in the child, before fio starts: its jobs are born in the group
+        if group is not None:
+            (group / "cgroup.procs").write_text(str(os.getpid()))
     return subprocess.Popen(
         ["fio", "--name=load", f"--filename=/dev/{dev}", "--direct=1", f"--rw={rw}",
          f"--bs={bs}", "--ioengine=psync", f"--numjobs={jobs}", f"--runtime={seconds:g}",
          "--time_based", "--rate_iops=200"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=enter)
+
+
+@contextmanager
+def _load_group(wanted: bool) -> Iterator[Path | None]:
+    """With `wanted`, a CPU cgroup of its own for the fio loads. Under systemd ioazd runs in
+    ioazd.service's cgroup and the workload in others, and the kernel shares the CPU between
+    the groups before the threads in them; run as a child of this process, every fio job
+    competes with the daemon's one thread on its own. Without a CPU controller to use, this
+    says so and runs the loads beside the daemon."""
+    if not wanted:
+        yield None
+        return
+    root = Path("/sys/fs/cgroup")
+    base = root / "cpu" if (root / "cpu" / "cpu.shares").exists() else root   # v1, v2
+    if base == root and "cpu" not in (root / "cgroup.subtree_control").read_text().split():
+        raise SystemExit("ioaz-lab bench: --loads-cgroup needs the cpu controller "
+                         f"(not in {root / 'cgroup.subtree_control'})")
+    group = base / f"ioaz-bench-loads-{os.getpid()}"
+    group.mkdir()
+    try:
+        yield group
+    finally:
+        # fio's job processes outlive a killed fio parent: the group names every one
+        for _ in range(50):
+            pids = (group / "cgroup.procs").read_text().split()
+            for pid in pids:
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                group.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
 
 
 @contextmanager
@@ -113,7 +153,8 @@ def _attach(f: Path) -> str:
 
 
 def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
-          churn_every: int = 5, churn: int = 0, sample: float | None = None) -> dict[str, Any]:
+          churn_every: int = 5, churn: int = 0, sample: float | None = None,
+          loads_cgroup: bool = False) -> dict[str, Any]:
     """n loop devices, busy_share of them read at random; every churn_every windows `churn`
     idle ones are detached and as many new ones attached (the kernel gives the new ones the
     names just freed: a name that comes back is another disk)."""
@@ -128,10 +169,10 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
     out: dict[str, Any] = {}
     new: list[str] = []
     try:
-        with Loops(n, 64) as devs:
+        with Loops(n, 64) as devs, _load_group(loads_cgroup) as group:
             originals = _originals(devs)
             busy = devs[:max(1, int(n * busy_share))]
-            loads = [_fio(d, "randread", windows * window_s + 5) for d in busy]
+            loads = [_fio(d, "randread", windows * window_s + 5, group=group) for d in busy]
             times: list[float] = []
             cpu: list[float] = []
             queued: list[float] = []
@@ -188,7 +229,7 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
             "window_waited_ms_max": max(queued) * 1e3,
             "longest_window_cpu_waited_ms": [cpu[times.index(max(times))] * 1e3,
                                              queued[times.index(max(times))] * 1e3],
-            "cores": os.cpu_count(),
+            "cores": os.cpu_count(), "loads_cgroup": loads_cgroup,
             "rss_kb_first_last": [samples[0]["rss_kb"], samples[-1]["rss_kb"]],
             "fds_first_last": [samples[0]["fds"], samples[-1]["fds"]],
             "threads_first_last": [samples[0]["threads"], samples[-1]["threads"]],
@@ -199,9 +240,9 @@ PHASES = (("randread", 8, "4k"), ("read", 1, "128k"), ("write", 1, "128k"), (Non
 
 
 def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
-         sample: float | None = None) -> dict[str, Any]:
+         sample: float | None = None, loads_cgroup: bool = False) -> dict[str, Any]:
     """n loop devices whose workload changes every phase_s (PHASES in turn), for `seconds`."""
-    with Loops(n, 256) as devs:
+    with Loops(n, 256) as devs, _load_group(loads_cgroup) as group:
         # loops over /dev/shm say they do not spin; as disks that do, they get IOAZ's tables,
         # whose cells differ from workload to workload (the soak is about switching)
         for d in devs:
@@ -225,7 +266,8 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
                             p.wait()
                         rw, jobs, bs = PHASES[phase % len(PHASES)]
                         left = min(phase_s, t_end - t0)
-                        loads = [_fio(d, rw, left, jobs, bs) for d in devs] if rw else []
+                        loads = [_fio(d, rw, left, jobs, bs, group) for d in devs] if rw \
+                            else []
                         phase += 1
                         next_phase = t0 + phase_s
                     c0 = time.monotonic()
@@ -243,6 +285,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
         now = _originals(devs)
     warm = samples[min(len(samples) - 1, int(phase_s / window_s))]   # after the first phase
     return {"devices": n, "seconds": seconds, "phase_s": phase_s, "phases": phase,
+            "loads_cgroup": loads_cgroup,
             "windows": len(samples), "switches": switches, "errors": errors,
             "cpu_ms_per_window": cpu_s / max(1, len(samples)) * 1e3,
             "window_ms_median": statistics.median(times) * 1e3,
@@ -251,5 +294,8 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
             "rss_kb_warm_last": [warm["rss_kb"], samples[-1]["rss_kb"]],
             "fds_warm_last": [warm["fds"], samples[-1]["fds"]],
             "threads_warm_last": [warm["threads"], samples[-1]["threads"]],
+            # a leak grows with the run, a warming heap levels off: RSS every tenth of it
+            "rss_kb_tenths": [samples[min(len(samples) - 1, i * len(samples) // 10)]["rss_kb"]
+                              for i in range(11)],
             "not_restored": _not_restored(out.get("stop", [])),
             "not_back": sorted(d for d in devs if now[d] != originals[d])}
