@@ -35,3 +35,31 @@ def test_a_changing_workload_leaves_nothing_behind():
     assert r["threads_warm_last"][1] == r["threads_warm_last"][0], r
     assert r["rss_kb_warm_last"][1] - r["rss_kb_warm_last"][0] < 8 << 10, r
     assert r["not_restored"] == [] and r["not_back"] == [], r
+
+
+@pytest.mark.root
+def test_the_loads_can_run_in_a_cgroup_of_their_own_and_leave_none_behind():
+    """--loads-cgroup, as systemd would part the workload from ioazd.service: the fio loads run
+    in a CPU cgroup of their own, and the group and every load in it are gone at the end."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    need_root()
+    need_tool("fio")
+    root = Path("/sys/fs/cgroup")
+    if not (root / "cpu" / "cpu.shares").exists() and "cpu" not in (
+            (root / "cgroup.subtree_control").read_text().split()
+            if (root / "cgroup.subtree_control").exists() else []):
+        pytest.skip("no CPU cgroup controller to put the loads in (cgroup v1 cpu or v2 cpu)")
+    from ioaz.lab.bench_scale import scale
+    r = scale(6, 4, window_s=1.0, churn_every=2, churn=1, loads_cgroup=True)
+    print(r)
+    assert r["loads_cgroup"] is True and r["managed_at_end"] == 6, r
+    assert r["not_restored"] == [] and r["not_back"] == [], r
+    base = root / "cpu" if (root / "cpu" / "cpu.shares").exists() else root
+    assert not (base / f"ioaz-bench-loads-{os.getpid()}").exists()
+    for d in r["busy_devices"]:   # fio's job processes too, which outlive a killed parent
+        left = subprocess.run(["pgrep", "-f", f"--filename=/dev/{d} "], capture_output=True,
+                              text=True)
+        assert left.stdout.strip() == "", (d, left.stdout)
