@@ -53,7 +53,9 @@ class Selection:
         self._include_udev = [e for e in self.include if e.startswith(UDEV_PREFIX)]
         self._exclude_udev = [e for e in self.exclude if e.startswith(UDEV_PREFIX)]
 
-    def _matches(self, name: str, entry: str, now: float) -> bool:
+    def _udev_matches(self, name: str, entry: str, now: float) -> bool:
+        """A `udev:KEY=GLOB` entry against the disk's udev properties (read at most every
+        RECHECK_S)."""
         key, _, glob = entry[len(UDEV_PREFIX):].partition("=")
         props = self._props.get(name)
         if props is None or now - props[1] >= self.RECHECK_S:
@@ -65,10 +67,10 @@ class Selection:
     def managed(self, name: str, now: float | None = None) -> bool:
         now = self.clock() if now is None else now
         included = bool(self._include_names and self._include_names.match(name)) or any(
-            self._matches(name, e, now) for e in self._include_udev)
+            self._udev_matches(name, e, now) for e in self._include_udev)
         return included and not (
             bool(self._exclude_names and self._exclude_names.match(name))
-            or any(self._matches(name, e, now) for e in self._exclude_udev))
+            or any(self._udev_matches(name, e, now) for e in self._exclude_udev))
 
     def scan(self) -> list[str]:
         now = self.clock()
