@@ -18,6 +18,7 @@ from ioaz.classify.types import WindowFeatures
 from ioaz.observe import Observer
 from ioaz.probe.bpf_source import BpfSource
 from ioaz.probe.sampler import DEFAULT_FRACTION, SamplePlan
+from ioaz.sysblock import BlockSysfs
 
 pytestmark = pytest.mark.root
 SIZE_MB = 1024
@@ -37,13 +38,22 @@ def probe(request) -> Iterator[BpfSource]:
 
 def observe_during(probe: BpfSource, dev: str, cmd: list[str], windows: int = 3,
                    interval: float = 1.0, on_window=None) -> tuple[list[WindowFeatures], str]:
-    """Start fio, and take `windows` windows of the device from the moment it starts."""
+    """Start fio, and take `windows` windows of the device from the moment its I/O begins.
+
+    Why not from the moment fio starts: on a loaded two-core host, 16 jobs can take over a
+    second to fork and open the device, and a window with no I/O in it says nothing about
+    the probe (CI once saw two such windows; the diskstats wait below tells them apart)."""
     obs = Observer(probe, load_thresholds(), [dev])
     obs.start()
+    ios0 = device_ios(dev)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     feats: list[WindowFeatures] = []
-    t0 = time.monotonic()
     try:
+        deadline = time.monotonic() + 15
+        while device_ios(dev) == ios0 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.005)
+        obs.step()   # the moments before the first request: not a window of the workload
+        t0 = time.monotonic()
         for i in range(windows):
             time.sleep(max(0.0, t0 + (i + 1) * interval - time.monotonic()))
             feats += [f for f in obs.step().features if f.device == dev]
@@ -55,6 +65,12 @@ def observe_during(probe: BpfSource, dev: str, cmd: list[str], windows: int = 3,
             proc.kill()
     assert proc.returncode == 0, f"fio failed: {err}"
     return feats, out
+
+
+def device_ios(dev: str) -> tuple[int, int]:
+    """Requests the kernel has started on `dev`: completed reads and writes plus in flight."""
+    v = [int(x) for x in BlockSysfs().read(dev, "stat").split()]
+    return v[0] + v[4], v[8]
 
 
 CATEGORIES = [(jobs, pattern, mode) for jobs in (1, 4, 8, 16)
@@ -75,6 +91,7 @@ def test_ioaz_category_is_recognised(probe, make_loop, jobs, pattern, mode):
     right = sum(1 for g in got if g == want)
     assert right >= 2, f"{dev}: wanted {want} in 2 of 3 windows, got {got} " \
                        f"(processes {[f.processes for f in feats]}, " \
+                       f"iops {[round(f.iops) for f in feats]}, " \
                        f"seq {[f.seq_ratio for f in feats]})"
 
 
