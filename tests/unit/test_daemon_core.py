@@ -49,6 +49,7 @@ class FakeSource:
 class FakeActuator:
     broken: set = field(default_factory=set)
     applied: list = field(default_factory=list)
+    knobs: list = field(default_factory=list)
     last_written: dict = field(default_factory=dict)
 
     def check_drift(self, device):
@@ -58,6 +59,7 @@ class FakeActuator:
         if device in self.broken:
             raise OSError(5, f"{device}: I/O error")
         self.applied.append((device, realisation.scheduler))
+        self.knobs.append((device, dict(realisation.knobs)))
         return ActuationResult(device=device, switched=True, stall_s=0.01,
                                scheduler_after=realisation.scheduler)
 
@@ -351,6 +353,35 @@ def test_a_matrix_rule_can_name_the_disk_model_udev_reports(tmp_path, fake_sys):
     text = io.StringIO()
     _format_explain(r, text)
     assert "matrix chosen by rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)" in text.getvalue()
+
+
+def test_a_matrix_s_tunables_go_with_its_scheduler_onto_the_disks_it_serves(tmp_path, fake_sys):
+    """A matrix calibrated on a disk carries what was measured there for a scheduler (the stream
+    curve); ioazd writes it when it sets that scheduler on a disk the matrix serves, and on
+    no other disk."""
+    from ioaz.decide.config import DEFAULT_MATRIX_DIR
+    table3 = (DEFAULT_MATRIX_DIR / "ioaz-table3-mean.yaml").read_text()
+    tuned = tmp_path / "tuned-mean.yaml"
+    tuned.write_text(table3.replace("\ngoals:", "\ntunables:\n  mq-deadline: {fifo_batch: 4}\n"
+                                    "  stream: {svc_min_us: 1088}\ngoals:", 1))
+    p = tmp_path / "ioaz.yaml"
+    p.write_text("devices: {include: ['sd*'], exclude: []}\n"
+                 "decide:\n  hysteresis_windows: 2\n  min_dwell_s: 0\n  cooldown_s: 0\n"
+                 "  matrix_rules:\n"
+                 f"    - match: {{name: sda}}\n      matrices: {{mean: {tuned}}}\n"
+                 "    - match: {rotational: true}\n"
+                 "      matrices: {mean: ioaz-table3-mean.yaml}\n")
+    cfg = load_config(p)
+    act = FakeActuator()
+    clock = iter(range(1000))
+    d = build(cfg, FakeSource(["sda", "sdb"]), act, fake_sys, clock=lambda: float(next(clock)))
+    d.start()
+    for _ in range(3):
+        d.window()
+    # one random writer: deadline, realised as mq-deadline on both
+    assert ("sda", "mq-deadline") in act.applied and ("sdb", "mq-deadline") in act.applied
+    assert dict(act.knobs)["sda"] == {"fifo_batch": 4}
+    assert dict(act.knobs)["sdb"] == {}
 
 
 def test_verbose_logs_each_window_so_a_late_switch_can_be_read_back(tmp_path, fake_sys, caplog):

@@ -225,3 +225,34 @@ def test_derive_can_leave_a_candidate_out_and_says_so(tmp_path, capsys):
     capsys.readouterr()
     assert cli.run(p.parse_args([str(src), "--out-dir", str(out), "--exclude", "fifo"])) == 2
     assert "--exclude fifo: no such candidate" in capsys.readouterr().err
+
+
+def test_derive_puts_the_stream_curve_measured_beside_the_dataset_in_the_matrices(
+        tmp_path, capsys):
+    """`ioaz-lab calibrate` writes DATASET.curve.json with the stream scheduler's fitted curve;
+    derive carries it into every matrix as `tunables`, which the loader reads; without a curve
+    file there are none, and a curve file that is not one is refused by name."""
+    import argparse
+    import json
+
+    from ioaz.lab import derive as cli
+    src = tmp_path / "testdisk.csv"
+    with DatasetWriter(src) as w:
+        for r in clear_and_tied_rows(cfq=50.0, deadline=50.2):
+            w.write(r)
+    p = argparse.ArgumentParser()
+    cli.add_arguments(p)
+    args = [str(src), "--out-dir", str(tmp_path / "m"), "--goal", "mean", "--ioaz-axes"]
+    assert cli.run(p.parse_args(args)) == 0
+    assert load_matrix(tmp_path / "m" / "testdisk-mean.yaml").tunables == {}
+    fit = {"svc_min_us": 1088, "svc_max_us": 24921, "svc_full_sectors": 878790440}
+    curve = Path(f"{src}.curve.json")
+    curve.write_text(json.dumps({"curve": {}, "stream_tunables": fit}))
+    assert cli.run(p.parse_args(args)) == 0
+    path = tmp_path / "m" / "testdisk-mean.yaml"
+    assert load_matrix(path).tunables == {"stream": fit}
+    assert validate_file(path) == []
+    capsys.readouterr()
+    curve.write_text('{"curve": {}}')
+    assert cli.run(p.parse_args(args)) == 2
+    assert f"{curve}: not a curve file of ioaz-lab calibrate" in capsys.readouterr().err

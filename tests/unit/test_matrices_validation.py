@@ -286,3 +286,15 @@ def test_within_noise_lists_other_known_policies(tmp_path: Path) -> None:
                      "1/random/write: {policy: deadline, within_noise: [stram]}", name="bad.yaml")
     [msg] = errors_of(p)
     assert msg.startswith(f"{p}:{line_of(text, 'stram')}: ") and "unknown policy" in msg
+
+
+def test_tunables_are_knobs_per_scheduler_and_a_bad_value_names_its_line(tmp_path: Path) -> None:
+    ok, _ = broken(tmp_path, "\ngoals:", "\ntunables:\n  stream: {svc_min_us: 1088}\ngoals:")
+    assert load_matrix(ok).tunables == {"stream": {"svc_min_us": 1088}}
+    p, text = broken(tmp_path, "\ngoals:", "\ntunables:\n  stream: {svc_min_us: '10 88'}\ngoals:",
+                     name="space.yaml")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, 'svc_min_us')}: ") and "a knob value" in msg
+    p, text = broken(tmp_path, "\ngoals:", "\ntunables:\n  stream: {}\ngoals:", name="empty.yaml")
+    [msg] = errors_of(p)
+    assert msg.startswith(f"{p}:{line_of(text, 'stream: {}')}: ")

@@ -271,7 +271,9 @@ class Daemon:
             self._record(rec, d, before, target, ok=True, dry=True)
             return d
         raid = any(fnmatch.fnmatchcase(rec.name, g) for g in self.config.raid)
-        knobs = dict(res.knobs) if res else {}
+        # the disk's measured tunables for the scheduler (the stream curve), then the policy's
+        knobs = {**self.provider.tunables(rec.state.info, d.goal).get(target, {}),
+                 **(res.knobs if res else {})}
         result = self.actuator.apply_tuned(rec.name, Realisation(target, knobs),
                                            f, raid=raid)
         if result.ok and same:

@@ -9,7 +9,7 @@ so an administrator can always see why a policy was chosen.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,8 @@ class Matrix:
     axes: tuple[str, ...]
     sources: dict[str, Source]
     tables: dict[str, dict[str, Cell]]  # goal -> cell key -> cell
+    # scheduler -> knobs measured on the matrix's disk (the stream curve), written with it
+    tunables: dict[str, dict[str, int | str]] = field(default_factory=dict)
 
     @property
     def goals(self) -> tuple[str, ...]:
@@ -168,4 +170,5 @@ def _build(doc: Doc) -> Matrix:
                               float(runner["margin_points"]) if runner else None,
                               tuple(cell.get("within_noise", ())))
         tables[goal] = table
-    return Matrix(doc.file, d["name"], tuple(d["axes"]), sources, tables)
+    tunables = {sched: dict(knobs) for sched, knobs in (d.get("tunables") or {}).items()}
+    return Matrix(doc.file, d["name"], tuple(d["axes"]), sources, tables, tunables)

@@ -40,6 +40,10 @@ class VerdictProvider(Protocol):
         """The policy this window's features call for on this device under this goal."""
         ...
 
+    def tunables(self, device: DeviceInfo, goal: str) -> dict[str, dict[str, int | str]]:
+        """Scheduler -> knobs measured on this device's kind of disk (none: {})."""
+        ...
+
 
 class MatrixVerdicts:
     """IOAZ's way: workload class -> cell of the matrix the rules pick for device and goal."""
@@ -47,6 +51,11 @@ class MatrixVerdicts:
     def __init__(self, rules: tuple[Rule, ...], matrices: dict[str, Matrix]) -> None:
         self.rules = rules
         self.matrices = matrices
+
+    def tunables(self, device: DeviceInfo, goal: str) -> dict[str, dict[str, int | str]]:
+        """The tunables of the matrix the rules pick for this device and goal."""
+        choice = select_matrix(self.rules, device, goal)
+        return self.matrices[choice.file].tunables if choice is not None else {}
 
     def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
         choice = select_matrix(self.rules, device, goal)

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..classify.classes import ThresholdsError
 from ..decide import load_policies, validate_file
 from ..decide.matrix import GOALS
+from ..learn.curve import tunables_beside
 from ..learn.dataset import DatasetError, read_with_thresholds
 from ..learn.derive import AXES, IOAZ_AXES, derive_table, matrix_doc, table_device, write_matrix
 from ..learn.noise import rep_spread
@@ -71,6 +72,11 @@ def run(args: argparse.Namespace) -> int:
               f"(it has {', '.join(sorted({r.candidate for r in rows}))})", file=sys.stderr)
         return 2
     rows = [r for r in rows if r.candidate not in excluded]
+    try:
+        tunables = tunables_beside(ds)
+    except ValueError as e:
+        print(f"ioaz-lab derive: {e}", file=sys.stderr)
+        return 2
     name = (args.name or table_device(ds)).lower()
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -80,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         _say_noise(rows, goal, args.min_margin)
         table = derive_table(rows, goal, t, args.min_margin, axes, args.unclear_policy)
         doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes,
-                         excluded)
+                         excluded, tunables)
         path = out_dir / f"{name}-{goal}.yaml"
         write_matrix(path, doc)
         issues = validate_file(path)

@@ -139,6 +139,22 @@ def write(c: Curve, path: str | Path) -> dict:
     return doc
 
 
+def tunables_beside(dataset: str | Path) -> dict[str, dict[str, int]]:
+    """{"stream": its fitted tunables} from the curve file `ioaz-lab calibrate` wrote next to
+    the dataset (DATASET.curve.json); {} when there is none or it has no fit (a model's curve
+    with no distances). A curve file that cannot be read is an error, not silently nothing."""
+    path = Path(f"{dataset}.curve.json")
+    if not path.exists():
+        return {}
+    try:
+        fit = json.loads(path.read_text())["stream_tunables"]
+        knobs = {k: int(fit[k]) for k in ("svc_min_us", "svc_max_us", "svc_full_sectors")}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{path}: not a curve file of ioaz-lab calibrate "
+                         f"({type(e).__name__}: {e})") from e
+    return {"stream": knobs} if knobs["svc_max_us"] > 0 else {}
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python -m ioaz.learn.curve /dev/sdX`: the measured curve as JSON on stdout, with the
     device's size (what the testbed's disk check compares with the simulator)."""

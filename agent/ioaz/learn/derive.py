@@ -190,7 +190,8 @@ def _sha(path: Path) -> str:
 
 def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path,
                n_rows: int, min_margin: float, axes: tuple[str, ...] = AXES,
-               excluded: tuple[str, ...] = ()) -> dict:
+               excluded: tuple[str, ...] = (),
+               tunables: dict[str, dict[str, int]] | None = None) -> dict:
     cite = (f"ioaz-lab calibrate dataset {dataset.name} (sha256 {_sha(dataset)}, {n_rows} "
             f"runs), derived by ioaz-lab derive"
             + (f" without the runs of {', '.join(excluded)}" if excluded else ""))
@@ -207,7 +208,7 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
         if c.within_noise:
             cell["within_noise"] = list(c.within_noise)
         cells[key] = cell
-    return {
+    doc = {
         "kind": "matrix", "name": name,
         "description": f"Derived from a calibration of {table_device(dataset)}: goal {goal}, "
                        f"winners with a margin of at least {100 * min_margin:g} points"
@@ -219,8 +220,11 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
                         "note": "no clear winner, or no runs in this class: see the cell note"},
         },
         "default_source": "calibration",
-        "goals": {goal: cells},
     }
+    if tunables:   # measured on the same disk: ioazd writes them with their scheduler
+        doc["tunables"] = tunables
+    doc["goals"] = {goal: cells}
+    return doc
 
 
 def table_device(dataset: Path) -> str:

@@ -293,6 +293,11 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
     doc = curve.write(c, str(out) + ".curve.json")
     print(f"service-time curve of {name} (timed O_DIRECT reads) -> {out}.curve.json; stream "
           f"tunables {doc['stream_tunables']}", file=sys.stderr)
+    # stream runs with the curve just measured, as ioazd will run it on this disk (derive puts
+    # the same tunables in the matrices): with the module's built-in curve its wait for a
+    # stream's next request is a fraction of this disk's seek and rotation (docs/testbed.md)
+    if doc["stream_tunables"]["svc_max_us"] > 0 and cands.get("stream", ("",))[0] == "stream":
+        cands["stream"] = ("stream", {**doc["stream_tunables"], **cands["stream"][1]})
     source, why = open_source(args.probe, sysfs=sysfs)
     if why:
         print(f"probe: {why}", file=sys.stderr)

@@ -39,6 +39,10 @@ class ModelVerdicts:
         self.fallback = fallback
         self.min_confidence = min_confidence
 
+    def tunables(self, device: DeviceInfo, goal: str) -> dict[str, dict[str, int | str]]:
+        """The matrices' (a model is trained on policies, not knobs)."""
+        return self.fallback.tunables(device, goal)
+
     def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
         m = self.model
         if goal != m.goal:
