@@ -274,6 +274,29 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel", "--queue-depth", "7"]))
 
 
+
+def test_stream_tuned_is_stream_with_the_kernel_matrices_curve() -> None:
+    """The static contender an operator gets by running the calibration and setting stream's
+    knobs by hand: the same tunables ioazd-kernel writes with stream, at the bench's depth."""
+    import argparse
+
+    from ioaz.decide import load_matrix
+    from ioaz.lab.testbench import bench, bench_cli
+    want = load_matrix(bench.kernel_matrix_files(1)[2]).tunables["stream"]
+    assert set(want) == {"svc_min_us", "svc_max_us", "svc_full_sectors"}
+    assert bench.tuned_statics(["stream", bench.STREAM_TUNED], 1) == \
+        {bench.STREAM_TUNED: ["stream", want]}
+    assert bench.tuned_statics(["stream", "bfq"], 1) == {}
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "stream,stream-tuned",
+                                             "--queue-depth", "1"]))
+    assert plan.contenders == ["stream", "stream-tuned"]
+    with pytest.raises(ValueError, match="calibrated at this queue depth"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "stream-tuned", "--queue-depth", "7"]))
+
+
 def test_raid_plan_names_its_disks_and_refuses_an_array_mdadm_would() -> None:
     """--raid puts the raw workloads on an md array: the plan boots its members and the file
     system's disk; a member count or chunk mdadm would refuse is refused first, naming it."""

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from ioaz.decide import load_matrix
 from ioaz.lab.testbench import lag, measure
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.testbed import diskcheck, disks, vm
@@ -30,6 +31,10 @@ GOALS = ("min", "max", "mean", "throughput", "latency")   # daemon config's deci
 GUEST_STATE = "/run/ioaz-bench/ioazd"
 DRY = "ioazd-dry"
 KERNEL = "ioazd-kernel"
+# Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
+# the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
+# calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
+STREAM_TUNED = "stream-tuned"
 # The matrices calibrated on the testbed's kernel (ioaz-lab calibrate --device in the guest,
 # then derive; decision_matrices/kernel/README.md has the commands), per queue depth and goal:
 # ioazd-kernel takes the ones measured at the depth the bench runs the disk at.
@@ -87,6 +92,18 @@ def kernel_matrix_files(queue_depth: int | None = None) -> list[Path]:
     return [REPO / "decision_matrices" / f for f in kernel_matrices(queue_depth).values()]
 
 
+def tuned_statics(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
+    """Static contenders with knobs: name -> [scheduler, knobs] (STREAM_TUNED)."""
+    if STREAM_TUNED not in contenders:
+        return {}
+    mean = REPO / "decision_matrices" / kernel_matrices(queue_depth)["mean"]
+    knobs = load_matrix(mean).tunables.get("stream")
+    if not knobs:
+        raise ValueError(f"--contenders {STREAM_TUNED}: {mean} has no stream tunables "
+                         "(decision_matrices/kernel/README.md says how they are made)")
+    return {STREAM_TUNED: ["stream", knobs]}
+
+
 def contender_configs(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
     """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
     shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
@@ -124,7 +141,8 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
         "chunk_kb": plan.chunk_kb,
-        "ioazd": contender_configs(plan.contenders, plan.queue_depth)}, indent=1))
+        "ioazd": contender_configs(plan.contenders, plan.queue_depth),
+        "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()
     res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
                  vm.Options(kernel=plan.kernel, memory_mb=2048,

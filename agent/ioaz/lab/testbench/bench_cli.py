@@ -18,8 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--workloads", default="all",
                    help="comma list of " + ", ".join(workloads.BY_NAME) + " (default: all)")
     g.add_argument("--contenders", default=",".join([*bench.STATIC, "ioazd"]),
-                   help="static schedulers, ioazd (the shipped config), ioazd-GOAL and "
-                        "ioazd-dry (observes only: what observing costs) "
+                   help="static schedulers, stream-tuned (stream with the kernel "
+                        "matrices' curve), ioazd (the shipped config), ioazd-kernel, "
+                        "ioazd-GOAL and ioazd-dry (observes only: what observing costs) "
                         "(default: %(default)s)")
     g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
@@ -46,21 +47,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def plan_from(args: argparse.Namespace) -> bench.Plan:
     cs = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    named = ("ioazd", bench.DRY, bench.KERNEL)
+    named = ("ioazd", bench.DRY, bench.KERNEL, bench.STREAM_TUNED)
     bad = [c for c in cs if c not in bench.STATIC and c not in named
            and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)]
     if bad:
         raise ValueError(f"--contenders: unknown {', '.join(bad)}; use "
                          f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)})")
-    if bench.KERNEL in cs:
+    if bench.KERNEL in cs or bench.STREAM_TUNED in cs:
         missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)
                    if not f.is_file()]
         if missing:
-            raise ValueError(f"--contenders {bench.KERNEL}: no matrix calibrated at this "
-                             f"queue depth: "
-                             f"{', '.join(missing)} (decision_matrices/kernel/README.md says "
-                             "how they are made)")
+            raise ValueError(f"--contenders {bench.KERNEL}/{bench.STREAM_TUNED}: no matrix "
+                             f"calibrated at this queue depth: {', '.join(missing)} "
+                             "(decision_matrices/kernel/README.md says how they are made)")
+        bench.tuned_statics(cs, args.queue_depth)   # stream-tuned needs the curve in them
     if not args.raid and (args.members != 4 or args.chunk_kb != 512):
         raise ValueError("--members and --chunk-kb describe an array: give --raid 0, 5 or 10")
     if args.raid:

@@ -203,8 +203,9 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     if contender.startswith("ioazd"):
         daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log")
     else:
+        sched, knobs = plan.get("tuned", {}).get(contender, (contender, {}))
         for d in devs:
-            res = act.apply(d, Realisation(contender, {}))
+            res = act.apply(d, Realisation(sched, dict(knobs)))
             if not res.ok:
                 raise RuntimeError(f"{d}: switching to {contender}: {'; '.join(res.errors)}")
     stat_devs = list(dict.fromkeys([*devs, rawdev]))
