@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import fio_args
 from test_ctl_daemon import BIN, active, start_ioazd, wait_for
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -138,17 +139,22 @@ def test_a_pinned_device_detached_is_dropped_and_its_name_on_another_disk_is_a_n
 QUEUE_KEYS = ("scheduler", "nr_requests", "read_ahead_kb", "max_sectors_kb", "rotational")
 
 
+def reads_done(dev: str) -> int:
+    """Reads completed on `dev` so far (the stat file's first field)."""
+    return int(Path(f"/sys/block/{dev}/stat").read_text().split()[0])
+
+
 def _queue(dev: str) -> dict[str, str]:
     return {k: Path(f"/sys/block/{dev}/queue/{k}").read_text().strip() for k in QUEUE_KEYS}
 
 
-@pytest.mark.parametrize("offset_ms", [-5, 0, 2, 10, 40, 120])
+@pytest.mark.parametrize("offset_ms", [-5, 0, 1, 2, 5, 10, 20, 40, 80, 120])
 def test_a_kill_timed_around_a_pinned_switch_is_restored(make_loop, tmp_path, offset_ms):
-    """SIGKILL from 5 ms before to 120 ms after root asks for a pin that switches the disk
-    (2026-11-23: 30 of 30 restored, one kill left a temporary state file behind for ever).
-    Then what the unit's ExecStopPost runs, `ioazd --restore`: the disk's queue is as it was
-    before ioazd started, whatever the kill interrupted, and no temporary file is left in the
-    state directory."""
+    """SIGKILL from 5 ms before to 120 ms after root asks for a pin that switches the disk,
+    with 4 random readers on it, so the switch drains a busy queue (2026-11-23: 30 of 30
+    restored, one kill left a temporary state file behind for ever). Then what the unit's
+    ExecStopPost runs, `ioazd --restore`: the disk's queue is as it was before ioazd started,
+    whatever the kill interrupted, and no temporary file is left in the state directory."""
     dev = make_loop(256)
     queue = Path(f"/sys/block/{dev}/queue")
     (queue / "rotational").write_text("1")
@@ -156,7 +162,11 @@ def test_a_kill_timed_around_a_pinned_switch_is_restored(make_loop, tmp_path, of
     before = _queue(dev)
     d = start_ioazd(lambda _size: dev, tmp_path)
     pin = [str(BIN / "ioazctl"), "pin", dev, "deadline", "--socket", str(d.socket)]
+    reads0 = reads_done(dev)
+    readers = subprocess.Popen(fio_args(dev, rw="randread", jobs=4, seconds=30, size_mb=256),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
+        wait_for("the readers' first reads", lambda: reads_done(dev) > reads0 + 100, 10)
         if offset_ms < 0:
             d.proc.kill()
             time.sleep(-offset_ms / 1000)
@@ -175,5 +185,8 @@ def test_a_kill_timed_around_a_pinned_switch_is_restored(make_loop, tmp_path, of
         left = [p.name for p in state.iterdir() if p.name.endswith(".tmp")] \
             if state.exists() else []
         assert left == []
+        assert readers.poll() is None, "the readers ended before the restore: not busy throughout"
     finally:
+        readers.kill()
+        readers.wait()
         d.stop()
