@@ -35,6 +35,7 @@ KERNEL = "ioazd-kernel"
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
 # calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
 STREAM_TUNED = "stream-tuned"
+STATIC_CONTENDERS = (*STATIC, STREAM_TUNED)   # every contender that is set once and left
 # The matrices calibrated on the testbed's kernel (ioaz-lab calibrate --device in the guest,
 # then derive; decision_matrices/kernel/README.md has the commands), per queue depth and goal:
 # ioazd-kernel takes the ones measured at the depth the bench runs the disk at.

@@ -12,7 +12,7 @@ from typing import Any
 
 from ioaz.lab.report import Report, Section, figure
 from ioaz.lab.testbench import measure
-from ioaz.lab.testbench.bench import DRY, RULES, STATIC
+from ioaz.lab.testbench.bench import DRY, RULES, STATIC_CONTENDERS
 from ioaz.lab.testbench.workloads import BY_NAME
 
 Table = dict[str, dict[str, list[dict[str, Any]]]]
@@ -34,7 +34,7 @@ def paired(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str) -> measur
 
 def best_static(runs: dict[str, list[dict[str, Any]]]) -> str | None:
     st = {c: statistics.fmean(values(rs, "mb_s")) for c, rs in runs.items()
-          if c in STATIC and values(rs, "mb_s")}
+          if c in STATIC_CONTENDERS and values(rs, "mb_s")}
     return max(st, key=lambda c: st[c]) if st else None
 
 
@@ -45,7 +45,8 @@ def oracle(runs: dict[str, list[dict[str, Any]]], phases: tuple[str, ...]
     choice = {}
     for p in phases:
         per = {c: statistics.fmean([r["phases"][p] for r in rs if r.get("phases")])
-               for c, rs in runs.items() if c in STATIC and any(r.get("phases") for r in rs)}
+               for c, rs in runs.items()
+               if c in STATIC_CONTENDERS and any(r.get("phases") for r in rs)}
         choice[p] = max(per, key=lambda c: per[c])
     rounds: dict[int, float] = {}
     for rnd in sorted({r["round"] for rs in runs.values() for r in rs}):
@@ -75,7 +76,8 @@ def _mean(xs: list[float]) -> float | None:
 def analyse(table: Table) -> dict[str, Any]:
     out: dict[str, Any] = {"workloads": {}}
     contenders = sorted({c for runs in table.values() for c in runs},
-                        key=lambda c: (c.startswith("ioazd"), STATIC.index(c) if c in STATIC
+                        key=lambda c: (c.startswith("ioazd"),
+                                       STATIC_CONTENDERS.index(c) if c in STATIC_CONTENDERS
                                        else 0, c))
     out["contenders"] = contenders
     norm: dict[str, list[float]] = {c: [] for c in contenders}
