@@ -83,8 +83,9 @@ test-integration: deps bpf
 test-kmod: deps
 	$(PY) -m pytest -ra tests/kmod
 
-# The storage server in a VM: a Debian 12 image from Debian's packages (build/testbed/, rebuilt
-# only when its recipe changes), the probe and the elevators built for its kernel.
+# The storage server in a VM: a Debian 12 image from Debian's packages (/var/cache/ioaz/testbed/,
+# the machine's, shared by every checkout; rebuilt only when its recipe changes), the probe and
+# the elevators built for its kernel.
 testbed: deps bpf
 	$(VENV)/bin/ioaz-lab testbed build
 	$(MAKE) -C kmod KDIR=$$(ls -d /usr/src/linux-headers-6.12.*-amd64 | grep -v -e -rt- -e -cloud- | sort -V | tail -1)

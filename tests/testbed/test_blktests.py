@@ -38,7 +38,7 @@ def test_blktests_scheduler_switching_with_ioaz_elevators(
         blktests_tree: Path, guest_image: image.Image, tmp_path: Path,  # noqa: F811
         kernel: str) -> None:
     if kernel == trixie.SERIES_73:
-        trixie.build_kmod(REPO, image.BUILD, image.SOURCES)   # guest_image built 6.12's
+        trixie.build_kmod(REPO, image.CACHE, image.SOURCES)   # guest_image built 6.12's
     # The results share is the guest's only writable window; blktests is copied to /tmp there.
     shutil.copytree(blktests_tree, tmp_path / "blktests-src", symlinks=True,
                     ignore=shutil.ignore_patterns(".git", "results"))

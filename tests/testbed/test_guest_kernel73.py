@@ -27,7 +27,7 @@ echo "@@ race_rc $?"
 
 def test_elevators_probe_and_a_racing_writer_on_the_7_3_kernel(
         guest_image: image.Image, tmp_path) -> None:  # noqa: F811
-    ko = trixie.build_kmod(REPO, image.BUILD, image.SOURCES)
+    ko = trixie.build_kmod(REPO, image.CACHE, image.SOURCES)
     probes = (ko.parent / "ioaz_probe.h").read_text()
     assert "#define IOAZ_HAVE_INIT_SCHED_EQ 1" in probes, probes
     assert "#define IOAZ_HAVE_HRTIMER_SETUP 1" in probes, probes

@@ -9,6 +9,7 @@ by the image's own initramfs-tools.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import re
@@ -127,7 +128,15 @@ def build_chroot(build: Path, sources: Path) -> Path:
 
 def build_kmod(repo: Path, build: Path, sources: Path) -> Path:
     """ioaz_sched.ko for kernel 7.3, built in the trixie chroot from the checkout's kmod/
-    sources; copied to kmod/build/<release>/, where the guest looks for it."""
+    sources; copied to kmod/build/<release>/, where the guest looks for it. The chroot is the
+    machine's (image.CACHE): one checkout builds in it at a time."""
+    build.mkdir(parents=True, exist_ok=True)
+    with open(build / ".trixie.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_kmod(repo, build, sources)
+
+
+def _build_kmod(repo: Path, build: Path, sources: Path) -> Path:
     root = build_chroot(build, sources)
     src = root / "kmod"
     shutil.rmtree(src, ignore_errors=True)
