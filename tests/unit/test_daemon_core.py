@@ -382,6 +382,10 @@ def test_a_matrix_s_tunables_go_with_its_scheduler_onto_the_disks_it_serves(tmp_
     assert ("sda", "mq-deadline") in act.applied and ("sdb", "mq-deadline") in act.applied
     assert dict(act.knobs)["sda"] == {"fifo_batch": 4}
     assert dict(act.knobs)["sdb"] == {}
+    # what `ioazctl advise` reports as ioazd's knobs comes from the same place
+    assert d.knobs_for("sda", "mean", "stream", {}) == {"svc_min_us": 1088}
+    assert d.knobs_for("sda", "mean", "stream", {"svc_min_us": 5}) == {"svc_min_us": 5}
+    assert d.knobs_for("sdb", "mean", "stream", {}) == {}
 
 
 def test_verbose_logs_each_window_so_a_late_switch_can_be_read_back(tmp_path, fake_sys, caplog):

@@ -137,6 +137,9 @@ def watch(daemon: Any, windows: int, window_s: float,
         if not r:
             got = realise(device, v["policy"])
             r = {"scheduler": got.scheduler, "knobs": dict(got.knobs)}
+        if r.get("scheduler"):   # with the tunables the disk's matrix carries, as ioazd would
+            r = {**r, "knobs": daemon.knobs_for(device, v["goal"], r["scheduler"],
+                                                r.get("knobs") or {})}
         out.append({
             "device": device, "scheduler": ex["scheduler"], "class": key,
             "class_windows": n, "windows": windows, "goal": v.get("goal"),

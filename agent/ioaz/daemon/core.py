@@ -42,7 +42,7 @@ from ..device import DeviceInfo
 from ..observe import Observer
 from ..probe import Source
 from ..probe.snapshot import DeviceSnapshot
-from ..realisation import Realisation
+from ..realisation import Realisation, Value
 from ..sysblock import BlockSysfs
 from ..udevdb import UdevDb
 from .config import ConfigError, DaemonConfig, load_config
@@ -271,9 +271,7 @@ class Daemon:
             self._record(rec, d, before, target, ok=True, dry=True)
             return d
         raid = any(fnmatch.fnmatchcase(rec.name, g) for g in self.config.raid)
-        # the disk's measured tunables for the scheduler (the stream curve), then the policy's
-        knobs = {**self.provider.tunables(rec.state.info, d.goal).get(target, {}),
-                 **(res.knobs if res else {})}
+        knobs = self.knobs_for(rec.name, d.goal, target, res.knobs if res else {})
         result = self.actuator.apply_tuned(rec.name, Realisation(target, knobs),
                                            f, raid=raid)
         if result.ok and same:
@@ -290,6 +288,13 @@ class Daemon:
         self._record(rec, d, before, target, ok=result.ok, stall=result.stall_s,
                      errors=result.errors, notes=result.notes)
         return d
+
+    def knobs_for(self, device: str, goal: str, scheduler: str,
+                  policy_knobs: dict[str, Value]) -> dict[str, Value]:
+        """What ioazd writes with `scheduler` on `device`: the tunables its matrix measured on
+        this kind of disk (the stream curve), then the policy's own knobs over them."""
+        info = self.devices[device].state.info
+        return {**self.provider.tunables(info, goal).get(scheduler, {}), **policy_knobs}
 
     def _record(self, rec: DeviceRecord, d: Decision, before: str | None,
                 target: str | None, ok: bool, dry: bool = False,
