@@ -16,8 +16,7 @@ from ioaz.classify.classes import classify, load_thresholds
 from ioaz.classify.features import compute_features
 from ioaz.classify.types import WindowFeatures
 from ioaz.observe import Observer
-from ioaz.probe.bpf_source import BpfSource, pending_processes
-from ioaz.probe.layout import DEV_VALUE_SIZE, PROC_KEY_SIZE, PROC_VAL_SIZE
+from ioaz.probe.bpf_source import BpfSource
 from ioaz.probe.sampler import DEFAULT_FRACTION, SamplePlan
 from ioaz.sysblock import BlockSysfs
 
@@ -230,36 +229,3 @@ def test_half_reads_half_writes_keep_one_class(probe, make_loop):
     # every window whose own side differs from the kept one says the band held it
     held = [bool(f.workload_class and "mode" in f.workload_class.held) for f in steady]
     assert held == [a != modes[0] for a in alone], (held, alone, modes)
-
-
-
-def test_exited_processes_leave_the_procs_map(probe, make_loop):
-    """40 short-lived readers, one after another, are counted in the window they ran in and then
-    leave the probe's `procs` map (before, every thread that ever did I/O stayed, up to
-    IOAZ_MAX_PROCS, read and parsed every window). The last reader on each CPU may stay: its
-    bios are still pending on that CPU, and dropping it would count them twice at the flush."""
-    dev = make_loop(64)
-    major, minor = BlockSysfs().devt(dev)
-    devt = major << 20 | minor
-    obs = Observer(probe, load_thresholds(), [dev])
-    obs.start()
-    for _ in range(40):
-        p = subprocess.run(["dd", f"if=/dev/{dev}", "of=/dev/null", "bs=4k", "count=64",
-                            "iflag=direct", "status=none"], capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
-    (w,) = [f for f in obs.step().features if f.device == dev]
-    if probe.plan is None:   # sampled, a period may have counted only some of them
-        assert len(w.process_bios) >= 40, w.process_bios
-    probe.read()             # now they are idle and gone
-
-    def on_device(entries: list[tuple[bytes, bytes]]) -> set[int]:
-        return {int.from_bytes(k[4:8], "little") for k, _ in entries
-                if int.from_bytes(k[0:4], "little") == devt}
-
-    # the maps as the kernel holds them (the source's own dump: no bpftool needed)
-    left = on_device(probe._dump(probe._fds["procs"], PROC_KEY_SIZE,
-                                 PROC_VAL_SIZE * probe._ncpu))
-    pending = pending_processes(probe._dump(probe._fds["dev_stats"], 4,
-                                            DEV_VALUE_SIZE * probe._ncpu), probe._ncpu)
-    assert left <= pending and len(left) <= probe._ncpu, \
-        f"{len(left)} exited readers still in the procs map ({len(left - pending)} not pending)"

@@ -5,12 +5,7 @@ import re
 import struct
 from pathlib import Path
 
-from ioaz.probe.bpf_source import (
-    bucket_shift,
-    exited_processes,
-    parse_maps,
-    pending_processes,
-)
+from ioaz.probe.bpf_source import bucket_shift, parse_maps
 from ioaz.probe.layout import (
     DEV_STATS_FIELDS,
     DEV_VALUE_U64,
@@ -91,34 +86,6 @@ def test_a_process_count_never_goes_back_and_gone_processes_are_forgotten():
                               {(DEV, 200, 200): 9, (DEV, 999, 999): 50})
     assert by_dev[DEV].procs == {100: 1, 200: 9}
     assert (DEV, 999, 999) not in seen
-
-
-def test_only_idle_exited_processes_without_pending_bios_are_dropped():
-    before = {(DEV, 100, 100): 5, (DEV, 100, 101): 3, (DEV, 200, 200): 7,
-              (DEV, 300, 300): 2, (DEV, 400, 400): 9, (DEV, 500, 500): 4}
-    now = {(DEV, 100, 100): 5, (DEV, 100, 101): 4,   # one thread of 100 submitted
-           (DEV, 200, 200): 7,                        # idle
-           (DEV, 300, 300): 2,                        # idle, but bios pending on a CPU
-           (DEV, 400, 400): 9,                        # idle and alive
-           (DEV, 500, 500): 4, (DEV, 600, 600): 1}    # 600 is new since the last read
-    dead = {100, 200, 300, 500, 600}
-    asked: list[int] = []
-
-    def alive(tgid: int) -> bool:
-        asked.append(tgid)
-        return tgid not in dead
-
-    assert exited_processes(before, now, {300}, alive) == {200, 500}
-    # only the idle ones cost a look in /proc
-    assert sorted(asked) == [200, 400, 500]
-
-
-def test_pending_processes_are_read_from_every_cpu():
-    stats = [(struct.pack("<I", DEV), dev_value([
-        {PROC_ID: pid_tgid(100, 101), PROC_PENDING: 2},
-        {PROC_ID: pid_tgid(200), PROC_PENDING: 0}])),
-        (struct.pack("<I", DEV + 1), dev_value([{}, {PROC_ID: pid_tgid(300), PROC_PENDING: 1}]))]
-    assert pending_processes(stats, NCPU) == {100, 300}
 
 
 def test_bucket_is_at_least_twice_the_tolerance():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..sysblock import BlockSysfs
@@ -79,9 +79,6 @@ class BpfSource:
         self._ncpu = 0
         # (dev, tgid, tid) -> the highest count returned: see read().
         self._proc_seen: dict[tuple[int, int, int], int] = {}
-        # Exited processes are dropped from `procs` only where /proc shows every process (not
-        # under hidepid, or in a PID namespace of its own, where all would look exited).
-        self._proc_visible = os.path.exists("/proc/1/stat")
 
     def open(self) -> BpfSource:
         if self.plan:
@@ -168,21 +165,6 @@ class BpfSource:
             in_tok.value = out_tok.value
             first = False
 
-    def _forget(self, procs: list[tuple[bytes, bytes]], gone: set[int]) -> None:
-        """Delete the `procs` entries of processes that have exited: without it the map fills
-        with every thread that ever did I/O (up to IOAZ_MAX_PROCS), and each window reads and
-        parses them all. An entry already gone (LRU, or a thread's flush) is no error."""
-        L = libbpf.lib()
-        fd = self._fds["procs"]
-        for k, _ in procs:
-            tgid = int.from_bytes(k[4:8], "little")
-            if tgid in gone:
-                ret = L.bpf_map_delete_elem(fd, k)
-                if ret < 0 and -ret != 2:  # ENOENT
-                    raise libbpf.LibbpfError(-ret, f"delete from procs: {os.strerror(-ret)}")
-                dev, tid = int.from_bytes(k[0:4], "little"), int.from_bytes(k[8:12], "little")
-                self._proc_seen.pop((dev, tgid, tid), None)
-
     def _dump_by_iteration(self, fd: int, key_size: int,
                            value_size: int) -> list[tuple[bytes, bytes]]:
         L = libbpf.lib()
@@ -207,13 +189,7 @@ class BpfSource:
         procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE * self._ncpu)
         stats = self._dump(self._fds["dev_stats"], 4, DEV_VALUE_SIZE * self._ncpu)
         t_ns = time.monotonic_ns()
-        before = self._proc_seen
-        by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, t_ns, before)
-        if self._proc_visible:
-            gone = exited_processes(before, self._proc_seen,
-                                    pending_processes(stats, self._ncpu), process_alive)
-            if gone:
-                self._forget(procs, gone)
+        by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, t_ns, self._proc_seen)
         snap = fold_partitions(by_dev.values(), self.sysfs)
         if self.plan is None:
             return snap
@@ -274,38 +250,6 @@ def parse_maps(stats: list[tuple[bytes, bytes]], procs: list[tuple[bytes, bytes]
             snap.threads[tid] = snap.threads.get(tid, 0) + n
             snap.procs[tgid] = snap.procs.get(tgid, 0) + n
     return by_dev, seen
-
-
-def pending_processes(stats: list[tuple[bytes, bytes]], ncpu: int) -> set[int]:
-    """Processes with bios still pending on a CPU (not yet flushed into `procs`)."""
-    out: set[int] = set()
-    for _, v in stats:
-        flat = memoryview(v).cast("Q")
-        for cpu in range(ncpu):
-            base = cpu * DEV_VALUE_U64
-            if flat[base + PROC_PENDING]:
-                out.add(flat[base + PROC_ID] >> 32)
-    return out
-
-
-def process_alive(tgid: int) -> bool:
-    return tgid == 0 or os.path.exists(f"/proc/{tgid}")
-
-
-def exited_processes(before: ProcSeen, now: ProcSeen, pending: set[int],
-                     alive: Callable[[int], bool]) -> set[int]:
-    """The processes whose `procs` entries can go: no thread of theirs submitted a bio since
-    the last read, none has bios pending, and the process is gone.
-
-    Whole processes, never single threads: a snapshot's per-process count is the sum of its
-    threads', and a thread dropped from a live process would make that sum go back, which
-    the window's delta reads as a counter reset. A process that is idle but alive costs one
-    stat of /proc a window; one that submitted since the last read is not looked at. Its last
-    count was in the last snapshot, so the window after it is gone loses nothing (a process
-    missing from the newer snapshot submitted nothing in that window)."""
-    busy = {tgid for (dev, tgid, tid), n in now.items() if before.get((dev, tgid, tid)) != n}
-    idle = {tgid for (_, tgid, _) in now} - busy - pending
-    return {tgid for tgid in idle if not alive(tgid)}
 
 
 def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> Snapshot:
