@@ -3,7 +3,7 @@
 The guest script (guest_ioazd.sh) installs the .deb built here (`make deb`, build/deb/ on the
 read-only share) with apt, configures and starts it with deploy/ansible's role (Debian's
 ansible-core in the guest, run on the guest itself), changes the workload, reloads through the
-role's handler, kills and stops the daemon, purges the package while the daemon runs, and prints
+role's handler, kills the daemon, purges the package while the restarted daemon runs, and prints
 "@@ KEY VALUE" lines; the host scrapes the guest's metrics through the forwarded port while it runs.
 """
 from __future__ import annotations
@@ -102,9 +102,8 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     # journalctl DEVICE=sda and IOAZ_EVENT=switch select entries (journal.py's fields)
     assert int(m["journal_device"]) >= 2 and m["journal_device_other"] == "0", m
     assert int(m["journal_switch_events"]) >= 2, m
-    assert m["stopped"] in ("inactive", "unknown") and m["after_stop"] == m["original"], m
-    assert m["settings_restored"] == "yes", res.output[-2000:]
-    # apt purge while ioazd runs with bfq in force: stopped, every setting back, nothing left
+    # apt purge while the restarted ioazd runs with bfq in force: the package's prerm stops it
+    # (the unit's stop, as systemctl's), every setting is back, nothing of the package is left
     assert m["before_purge"] == "bfq", journal[-2000:]
     assert m["purge"] == "0", (tmp_path / "install.log").read_text()[-2000:]
     assert m["after_purge"] == m["original"] and m["purge_restored"] == "yes", res.output[-2000:]
