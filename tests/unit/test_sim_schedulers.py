@@ -144,7 +144,7 @@ def test_unknown_scheduler_and_tunable_fail() -> None:
 
 
 def test_stream_vr_curve_is_the_kernel_modules() -> None:
-    """kmod/ioaz_stream.c: min + (max-min) * isqrt((d << 20) / full) / 1024 microseconds,
+    """kmod/ioaz_stream_detect.c: min + (max-min) * isqrt((d << 20) / full) / 1024 microseconds,
     backward seeks at backseek_penalty percent. A quarter of full: isqrt(2**18) = 512, so
     100 + 11900 * 512 / 1024 = 6050 us; backward 6050 * 1.5 = 9075 us."""
     s = make_scheduler("stream-vr")

@@ -55,7 +55,7 @@ class ServiceCurve:
 
 
 class SqrtCurve:
-    """kmod/ioaz_stream.c's curve, in the same integer arithmetic (microseconds)."""
+    """kmod/ioaz_stream_detect.c's curve, in the same integer arithmetic (microseconds)."""
 
     def __init__(self, min_us: int, max_us: int, full: int) -> None:
         self.min_us, self.span, self.full = min_us, max(0, max_us - min_us), max(1, full)
