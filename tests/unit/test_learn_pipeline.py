@@ -103,12 +103,12 @@ def window(**kw) -> WindowFeatures:
 
 def test_ioazd_consults_the_model_and_falls_back_below_its_confidence(learned, tmp_path):
     from ioaz.daemon.compose import verdicts_for
-    from ioaz.daemon.core import _verdict_dict
+    from ioaz.daemon.views import verdict_dict
     cfg = load_config(config(tmp_path, learned["model"], min_confidence=0.0))
     assert cfg.classifier == "model" and cfg.model is not None
     state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
     d = step(window(), state, cfg.decide.settings, verdicts_for(cfg), 100.0, cfg.decide.policies)
-    v = _verdict_dict(d)
+    v = verdict_dict(d)
     assert v["provider"].startswith("model:")
     assert v["policy"] == v["candidates"][0][0]
     probs = [p for _, p in v["candidates"]]
@@ -117,7 +117,7 @@ def test_ioazd_consults_the_model_and_falls_back_below_its_confidence(learned, t
 
     cfg = load_config(config(tmp_path, learned["model"], min_confidence=1.0))
     d = step(window(), state, cfg.decide.settings, verdicts_for(cfg), 100.0, cfg.decide.policies)
-    v = _verdict_dict(d)
+    v = verdict_dict(d)
     if v["confidence"] < 1.0:          # unsure: the matrix decides, the model's view is kept
         assert v["provider"] == "matrix" and v["cell"] == "8/random/read"
         assert "unsure" in v["text"] and v["candidates"]

@@ -55,7 +55,7 @@ def config(tmp: Path, model: Path, **extra) -> Path:
 
 def test_a_share_model_round_trips_and_ioazd_shows_its_scores(share_model, tmp_path):
     from ioaz.daemon.compose import verdicts_for
-    from ioaz.daemon.core import _verdict_dict
+    from ioaz.daemon.views import verdict_dict
     from ioaz.model import file as model_file
     man = json.loads(share_model.read_text())
     assert man["output"] == "share" and man["classes"] == CANDS
@@ -70,7 +70,7 @@ def test_a_share_model_round_trips_and_ioazd_shows_its_scores(share_model, tmp_p
     state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
     decide = cfg.decide
     d = step(window(0.05), state, decide.settings, verdicts_for(cfg), 100.0, decide.policies)
-    v = _verdict_dict(d)
+    v = verdict_dict(d)
     assert v["provider"].startswith("model:") and v["policy"] == "deadline"
     assert v["candidates"][0][0] == "deadline" and "share of best" in v["text"]
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 from ioaz.classify.types import WindowFeatures, WorkloadClass
-from ioaz.daemon.core import DeviceRecord
+from ioaz.daemon.records import DeviceRecord
 from ioaz.decide import DeviceInfo, initial_state, pin
 from ioaz.metrics.collector import exported_names, log2_buckets
 from ioaz.metrics.http import make_registry, parse_listen, start_metrics_server

@@ -14,14 +14,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ..actuate import Actuator
 from ..classify.types import WindowFeatures
 from ..decide import (
     Decision,
-    DeviceState,
     Mode,
     initial_state,
     on_same_scheduler,
@@ -35,18 +34,18 @@ from ..decide import (
     unpin,
 )
 from ..decide.matrix import GOALS
-from ..decide.reasons import Reason, describe
+from ..decide.reasons import Reason
 from ..decide.trial import trial_outcome
 from ..decide.verdict import VerdictProvider
 from ..device import DeviceInfo
 from ..observe import Observer
 from ..probe import Source
-from ..probe.snapshot import DeviceSnapshot
 from ..realisation import Realisation, Value
 from ..sysblock import BlockSysfs
 from ..udevdb import UdevDb
+from . import views
 from .config import ConfigError, DaemonConfig, load_config
-from .stalls import StallHistogram
+from .records import DeviceRecord, SwitchRecord
 
 log = logging.getLogger("ioaz.daemon")
 
@@ -59,45 +58,6 @@ RESTART_ONLY = ("probe", "probe_sample", "window_s", "state_dir", "socket", "met
 
 class ControlError(ValueError):
     """A control request that cannot be done: unknown device, policy, goal... (client error)."""
-
-
-@dataclass
-class SwitchRecord:
-    time: float                 # unix time
-    device: str
-    from_scheduler: str | None
-    to_scheduler: str | None
-    from_policy: str | None
-    to_policy: str | None
-    reason: str
-    why: str
-    stall_s: float | None
-    ok: bool
-    dry_run: bool
-    errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class DeviceRecord:
-    """Everything the daemon knows about one device (read by metrics and the API)."""
-
-    name: str
-    state: DeviceState
-    scheduler: str | None = None            # active in the kernel, read each window
-    available: tuple[str, ...] = ()
-    features: WindowFeatures | None = None  # the last window
-    snapshot: DeviceSnapshot | None = None  # cumulative counters (histograms for metrics)
-    decision: Decision | None = None
-    decision_time: float | None = None      # unix time of the last decision
-    switches: collections.Counter = field(default_factory=collections.Counter)  # (from,to,reason)
-    trials: collections.Counter = field(default_factory=collections.Counter)    # outcome
-    stalls: StallHistogram = field(default_factory=StallHistogram)
-    errors: int = 0
-    last_error: str | None = None
 
 
 class Selection(Protocol):
@@ -206,7 +166,7 @@ class Daemon:
                     self._read_facts(rec, f)
                     d = self._decide(rec, f)
                     if log.isEnabledFor(logging.DEBUG):
-                        log.debug(json.dumps(window_line(d)))
+                        log.debug(json.dumps(views.window_line(d)))
                     decisions.append(self._apply(rec, d, f))
                     for t in rec.state.trials:
                         if t not in done:   # a trial ended this window
@@ -310,7 +270,7 @@ class Daemon:
         if ok and not dry and changed:
             rec.switches[(before or "", target or "", d.reason)] += 1
         self.history.append({**sw.as_dict(), "class": d.workload_class, "goal": d.goal,
-                             "verdict": _verdict_dict(d), "features": d.features})
+                             "verdict": views.verdict_dict(d), "features": d.features})
         res = d.resolution
         event = ("switch" if changed else "policy_change") if ok else "switch_failed"
         log.info(json.dumps({"event": event, "device": rec.name,
@@ -422,63 +382,23 @@ class Daemon:
                                  "not_applied": waiting}, default=str))
             return {"reloaded": new.file, "not_applied": waiting}
 
-    # -- views (status, explain, history) -------------------------------------------------
-
-    def device_status(self, rec: DeviceRecord) -> dict[str, Any]:
-        d = rec.decision
-        return {
-            "device": rec.name, "mode": rec.state.mode.value, "scheduler": rec.scheduler,
-            "policy": rec.state.policy, "goal": d.goal if d else None,
-            "class": rec.features.workload_class.axes()
-            if rec.features and rec.features.workload_class else None,
-            "last_action": d.action if d else None, "last_reason": d.reason if d else None,
-            "decision_age_s": (self.wall() - rec.decision_time) if rec.decision_time else None,
-            "pin": {"policy": rec.state.pin.policy,
-                    "remaining_s": None if rec.state.pin.until is None
-                    else max(0.0, rec.state.pin.until - self.clock())}
-            if rec.state.pin else None,
-            "note": rec.state.note, "errors": rec.errors, "last_error": rec.last_error,
-        }
+    # -- views (status, explain, history: the dicts themselves are views.py's) -------------
 
     def status(self) -> dict[str, Any]:
         with self.lock:
+            wall, now = self.wall(), self.clock()
             return {"source": self.source.name, "fallback_reason": self.fallback_reason,
                     "dry_run": self.config.dry_run, "window_s": self.config.window_s,
-                    "windows": self.windows, "uptime_s": self.wall() - self.started,
+                    "windows": self.windows, "uptime_s": wall - self.started,
                     "config": self.config.file, "collector_up": self.collector_up,
-                    "devices": [self.device_status(r) for r in
+                    "devices": [views.device_status(r, wall, now) for r in
                                 sorted(self.devices.values(), key=lambda r: r.name)]}
 
     def explain(self, device: str) -> dict[str, Any]:
         with self.lock:
             rec = self._rec(device)
-            d = rec.decision
-            return {**self.device_status(rec),
-                    "features": rec.features.observe_dict() if rec.features else None,
-                    "decision": {"action": d.action, "reason": d.reason,
-                                 "reason_means": describe(d.reason), "text": d.text,
-                                 "verdict": _verdict_dict(d),
-                                 "resolution": _resolution_dict(d)} if d else None,
-                    "state": rec.state.as_dict(),
-                    "trials": self._trials(rec),
-                    "history": [h for h in self.history if h["device"] == device][-10:]}
-
-    def _trials(self, rec: DeviceRecord) -> dict[str, Any]:
-        """The trial under way and the trials of the last trial_retry_s, with their ages
-        (decide/trial.py); a cell is "matrix:cell", shown by its cell key."""
-        now = self.clock()
-        t = rec.state.trial
-        settings = self.config.decide.settings
-        return {
-            "under_way": None if t is None else {
-                "cell": t.cell.rsplit(":", 1)[-1], "base": t.base, "runner_up": t.runner_up,
-                "base_bytes_per_s": t.base_value, "measured": list(t.values),
-                "windows": settings.trial_windows,
-                "age_s": now - t.started},
-            "done": [{"cell": r.cell.rsplit(":", 1)[-1], "base": r.base,
-                      "runner_up": r.runner_up, "kept": r.kept, "gain": r.gain,
-                      "why": r.why, "age_s": now - r.at} for r in rec.state.trials],
-        }
+            return views.explanation(rec, [h for h in self.history if h["device"] == device],
+                                     self.config.decide.settings, self.wall(), self.clock())
 
     def history_list(self, device: str | None = None, limit: int = 50) -> list[dict]:
         with self.lock:
@@ -486,34 +406,4 @@ class Daemon:
                 self._rec(device)
             items = [h for h in self.history if device is None or h["device"] == device]
             return items[-limit:]
-
-
-def window_line(d: Decision) -> dict[str, Any]:
-    """One window's decision for one device, as `ioazd --verbose` logs it: enough to tell,
-    after the fact, when the class changed, when the verdict followed and why a switch waited."""
-    v = d.verdict
-    return {"event": "window", "device": d.device,
-            "class": d.workload_class, "cell": v.cell if v else None,
-            "verdict": v.policy if v else None, "policy": d.policy, "action": d.action,
-            "reason": d.reason, "why": d.text}
-
-
-def _verdict_dict(d: Decision) -> dict[str, Any] | None:
-    v = d.verdict
-    if v is None:
-        return None
-    out = {k: getattr(v, k) for k in ("policy", "provider", "goal", "text", "matrix", "rule",
-                                      "cell", "cell_line", "source", "source_kind", "model",
-                                      "confidence") if hasattr(v, k)}
-    if hasattr(v, "candidates"):   # a model's top candidates: [[policy, probability], ...]
-        out["candidates"] = [list(c) for c in v.candidates]
-    return out
-
-
-def _resolution_dict(d: Decision) -> dict[str, Any] | None:
-    r = d.resolution
-    if r is None:
-        return None
-    return {"policy": r.policy, "scheduler": r.scheduler, "knobs": dict(r.knobs),
-            "fell_back": r.fell_back, "reason": r.reason}
 
