@@ -202,6 +202,25 @@ def test_simulator_comparison() -> None:
     assert set(twins) == {"par-read", *(f"phases:{p}" for p in ph)}
 
 
+@pytest.mark.parametrize("default,nr_requests,tags", [
+    ("mq-deadline", "64", 32),    # the guest's SATA disks, at queue depth 1 as at 32
+    ("none", "32", 32),
+    ("mq-deadline", "256", 256),  # at the cap: 2 x 128, the tags are at least 128
+])
+def test_the_simulator_gets_the_guest_disks_tags_not_its_queue_depth(
+        tmp_path: Path, default: str, nr_requests: str, tags: int) -> None:
+    """The simulator's twin holds as many requests as the guest's scheduler could: read from
+    the raw disk's nr_requests under the default scheduler, never from its queue depth."""
+    from ioaz.lab.testbench import bench
+    from ioaz.sim.schedulers import blk_mq_nr_requests
+
+    (tmp_path / "guest.json").write_text(json.dumps({
+        "raw": "sda", "members": [], "queue_depth": {"sda": 1},
+        "default_scheduler": {"sda": default}, "nr_requests": {"sda": nr_requests}}))
+    assert bench.guest_tags(tmp_path) == tags
+    assert str(blk_mq_nr_requests(tags)(default)) == nr_requests
+
+
 def test_dry_run_control_and_timeline(tmp_path: Path) -> None:
     """ioazd-dry is a control, not a contender for the targets; its (dry) switches are not
     in a timeline; its cost is its throughput over the kernel default's, paired by round."""

@@ -187,6 +187,21 @@ def guest_queue_depth(results: Path) -> int | None:
     return g["queue_depth"].get(raw_disks(g)[0])
 
 
+def guest_tags(results: Path) -> int:
+    """The command slots (blk-mq tags) behind the raw disk, from its queue/nr_requests under the
+    default scheduler: an elevator gets 2 x min(tags, 128) (blk_mq_init_sched), none the tags.
+    A SCSI disk's device/queue_depth bounds what the drive holds, not the tags: at queue depth 1
+    the guest's disks still take 64 requests under mq-deadline (qemu's AHCI, 32 slots a port)."""
+    from ioaz.sim.schedulers import BLKDEV_DEFAULT_RQ, NO_ELEVATOR
+
+    g = json.loads((results / "guest.json").read_text())
+    disk = raw_disks(g)[0]
+    n = int(g["nr_requests"][disk])
+    if g["default_scheduler"][disk] in NO_ELEVATOR or n // 2 >= BLKDEV_DEFAULT_RQ:
+        return n    # under none; or an elevator at the cap, where the tags are not told apart
+    return n // 2
+
+
 def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """workload -> contender -> the rounds' measurements (in round order)."""
     guest = json.loads((results / "guest.json").read_text())

@@ -110,8 +110,9 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         # the simulator's arrays are hardware RAID (one queue in front of a controller), not
         # md's member disks each with its own scheduler: no twin to set beside it
         return {"summary": rep.summary, "report": str(rep.write())}
+    tags = bench.guest_tags(out / "guest")
     sim = bench_sim.simulate(meta["model"], qd, meta["phase_s"], meta["runtime_s"],
-                             [c for c in analysis["contenders"] if c in bench_sim.STAND_IN])
-    bench_report.write_sim(rep, bench_sim.compare(bench_sim.real_means(table), sim), qd)
+                             [c for c in analysis["contenders"] if c in bench_sim.STAND_IN], tags)
+    bench_report.write_sim(rep, bench_sim.compare(bench_sim.real_means(table), sim), qd, tags)
     md = rep.write()
     return {"summary": rep.summary, "report": str(md)}

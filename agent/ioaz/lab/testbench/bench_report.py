@@ -283,9 +283,11 @@ def _lag_table(s: Section, contender: str, rounds: list[list[dict[str, Any]]]) -
              "in force after s"], rows)
 
 
-def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None) -> None:
+def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None, tags: int) -> None:
     """The simulator beside the kernel, on the workloads that have a simulator twin."""
-    rep.data["testbed_sim"] = {"queue_depth": queue_depth, "compare": cmp}
+    from ioaz.sim.schedulers import blk_mq_nr_requests
+
+    rep.data["testbed_sim"] = {"queue_depth": queue_depth, "tags": tags, "compare": cmp}
     if not cmp:
         return
     same = sum(1 for r in cmp.values() if r["same_winner"])
@@ -298,8 +300,9 @@ def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None) -> None
     sec = rep.section("The simulator against the kernel")
     sec.text(f"The same workloads on the same model in the simulator (sim/engine.py, drive "
              f"queue depth {queue_depth}, as in the guest, and the guest kernel's request "
-             "limits: none holds no more requests than the drive's queue, an elevator twice "
-             "that), each kernel scheduler by its "
+             f"limits for its {tags} command slots: none holds {tags} requests, an elevator "
+             f"{blk_mq_nr_requests(tags)('deadline')}, whatever the drive's queue depth), "
+             "each kernel scheduler by its "
              "stand-in: mq-deadline by deadline, bfq by cfq, stream by stream-vr. A mix's "
              "phases count as workloads of their own. The winners agree when the kernel's winner "
              "is within 2% of the simulator's best. Only the raw-disk fio workloads have a "

@@ -28,10 +28,11 @@ def twins(phase_s: float, runtime_s: float) -> dict[str, Any]:
 
 
 def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: float,
-             schedulers: list[str]) -> dict[str, dict[str, float]]:
+             schedulers: list[str], tags: int) -> dict[str, dict[str, float]]:
     """workload (or MIX:PHASE) -> kernel scheduler -> simulated MB/s, with the guest kernel's
-    request limits (sim/schedulers blk_mq_nr_requests: `none` holds no more than the drive's
-    queue, so it never merges)."""
+    request limits for `tags` command slots (bench.guest_tags; sim/schedulers
+    blk_mq_nr_requests). The drive's queue depth is not the tags: at depth 1 the guest's
+    elevators still hold 64 requests, and so must their stand-ins."""
     from ioaz.sim.devices import load_device
     from ioaz.sim.engine import simulate as run_sim
     from ioaz.sim.schedulers import blk_mq_nr_requests
@@ -43,8 +44,8 @@ def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: flo
         for s in schedulers:
             if s in STAND_IN:
                 dev = load_device(model, **dev_kw)
-                out[name][s] = run_sim(dev, STAND_IN[s], wl, nr_requests=blk_mq_nr_requests(
-                    dev.queue_depth)).throughput_mb_s
+                out[name][s] = run_sim(dev, STAND_IN[s], wl,
+                                       nr_requests=blk_mq_nr_requests(tags)).throughput_mb_s
     return out
 
 
