@@ -150,43 +150,52 @@ def _queue(dev: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("offset_ms", [-5, 0, 1, 2, 5, 10, 20, 40, 80, 120])
 def test_a_kill_timed_around_a_pinned_switch_is_restored(make_loop, tmp_path, offset_ms):
-    """SIGKILL from 5 ms before to 120 ms after root asks for a pin that switches the disk,
-    with 4 random readers on it, so the switch drains a busy queue (2026-11-23: 30 of 30
-    restored, one kill left a temporary state file behind for ever). Then what the unit's
-    ExecStopPost runs, `ioazd --restore`: the disk's queue is as it was before ioazd started,
-    whatever the kill interrupted, and no temporary file is left in the state directory."""
-    dev = make_loop(256)
-    queue = Path(f"/sys/block/{dev}/queue")
-    (queue / "rotational").write_text("1")
-    (queue / "scheduler").write_text("none")
-    before = _queue(dev)
-    d = start_ioazd(lambda _size: dev, tmp_path)
-    pin = [str(BIN / "ioazctl"), "pin", dev, "deadline", "--socket", str(d.socket)]
-    reads0 = reads_done(dev)
-    readers = subprocess.Popen(fio_args(dev, rw="randread", jobs=4, seconds=30, size_mb=256),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """SIGKILL from 5 ms before to 120 ms after root pins two disks to a scheduler each is not
+    on, with 4 random readers on each, so the switches drain busy queues (2026-11-23: 30 of
+    30 restored, one kill left a temporary state file behind for ever). Then what the unit's
+    ExecStopPost runs, `ioazd --restore`: both disks' queues are as they were before ioazd
+    started, whichever switch the kill interrupted, and no temporary file is left in the state
+    directory."""
+    devs = [make_loop(256), make_loop(256)]
+    for dev in devs:
+        queue = Path(f"/sys/block/{dev}/queue")
+        (queue / "rotational").write_text("1")
+        (queue / "scheduler").write_text("none")
+    before = {dev: _queue(dev) for dev in devs}
+    d = start_ioazd(lambda _size: devs[0], tmp_path, devs[1])
+    pins = [[str(BIN / "ioazctl"), "pin", dev, "deadline", "--socket", str(d.socket)]
+            for dev in devs]
+    reads0 = {dev: reads_done(dev) for dev in devs}
+    readers = [subprocess.Popen(fio_args(dev, rw="randread", jobs=4, seconds=30, size_mb=256),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+               for dev in devs]
     try:
-        wait_for("the readers' first reads", lambda: reads_done(dev) > reads0 + 100, 10)
+        wait_for("the readers' first reads",
+                 lambda: all(reads_done(dev) > reads0[dev] + 100 for dev in devs), 10)
         if offset_ms < 0:
             d.proc.kill()
             time.sleep(-offset_ms / 1000)
-        asked = subprocess.Popen(pin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        asked = [subprocess.Popen(pin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for pin in pins]
         if offset_ms >= 0:
             time.sleep(offset_ms / 1000)
             d.proc.kill()
         d.proc.wait(10)
-        asked.wait(30)
+        for a in asked:
+            a.wait(30)
         r = subprocess.run([str(BIN / "ioazd"), "--config", str(d.config), "--restore"],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, r.stdout + r.stderr
         assert "Traceback" not in r.stdout + r.stderr
-        assert _queue(dev) == before
+        assert {dev: _queue(dev) for dev in devs} == before
         state = d.dir / "state"
         left = [p.name for p in state.iterdir() if p.name.endswith(".tmp")] \
             if state.exists() else []
         assert left == []
-        assert readers.poll() is None, "the readers ended before the restore: not busy throughout"
+        assert all(x.poll() is None for x in readers), \
+            "the readers ended before the restore: not busy throughout"
     finally:
-        readers.kill()
-        readers.wait()
+        for x in readers:
+            x.kill()
+            x.wait()
         d.stop()
