@@ -27,6 +27,13 @@ def scheduler(dev: str) -> str:
     return line.split("[")[1].split("]")[0]
 
 
+def ctl_json(cmd: str, sock: Path, *args: str) -> dict:
+    r = subprocess.run([str(BIN / "ioazctl"), cmd, *args, "--json", "--socket", str(sock)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
 def test_a_calibrated_loop_device_gets_a_matrix_and_model_that_ioazd_uses(make_loop, tmp_path):
     need_tool("fio")
     pytest.importorskip("sklearn", reason="scikit-learn not installed (make venv installs it)")
@@ -98,8 +105,18 @@ def test_a_calibrated_loop_device_gets_a_matrix_and_model_that_ioazd_uses(make_l
         assert verdict["provider"].startswith("model:loop-mean.model.json")
         cands = verdict["candidates"]
         assert cands and all(p in {r.policy for r in rows} for p, _ in cands)
-        human = subprocess.run([str(BIN / "ioazctl"), "explain", dev, "--socket", str(sock)],
-                               capture_output=True, text=True).stdout
+        # The human explanation names the top candidate with its probability: compared with
+        # the JSON of the same window (CI once saw the two calls straddle a window, 0.99 in
+        # one and another probability in the next), told by the daemon's window count.
+        for _ in range(5):
+            before = ctl_json("status", sock)["windows"]
+            human = subprocess.run([str(BIN / "ioazctl"), "explain", dev, "--socket",
+                                    str(sock)], capture_output=True, text=True).stdout
+            cands = ctl_json("explain", sock, dev)["decision"]["verdict"]["candidates"]
+            if ctl_json("status", sock)["windows"] == before:
+                break
+        else:
+            raise AssertionError("five tries each straddled one of the daemon's windows")
         assert f"{cands[0][0]} {cands[0][1]:.2f}" in human    # top candidate with probability
     finally:
         if fio:
