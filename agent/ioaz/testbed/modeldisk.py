@@ -47,6 +47,7 @@ ZERO = "zero"          # the model that serves at arrival: what the VM path alon
 SPIN_S = 0.0002        # a timer's last 200 us are spun: a sleep overshoots by 50-100 us here
 DEFAULT_NCQ = 32       # a SATA drive's NCQ depth; the guest's device/queue_depth bounds it further
 ZEROS = memoryview(bytes(nbd.MAX_LENGTH))   # calloc'd: untouched pages cost no memory
+PENDING_SUFFIX = ".new"   # the socket's name until it listens (Server)
 
 
 def make_device(model: str, ncq: int, size_bytes: int | None) -> Device:
@@ -206,8 +207,14 @@ class Server:
         os.posix_fadvise(self.fd, 0, 0, os.POSIX_FADV_RANDOM)
         self.sock_path = sock_path
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(str(sock_path))
+        # Bound under another name and renamed once it listens: whoever waits for the path to
+        # appear (ModelDiskHandle, qemu) never connects between bind and listen, which is
+        # refused (ECONNREFUSED; seen in CI on a loaded host).
+        pending = sock_path.with_name(sock_path.name + PENDING_SUFFIX)
+        pending.unlink(missing_ok=True)
+        self.listener.bind(str(pending))
         self.listener.listen(4)
+        os.rename(pending, sock_path)
         self.outbox: queue.Queue[tuple[Request, float] | None] = queue.Queue()
         self.disk = RealTimeDisk(self.device, lambda rq, t: self.outbox.put((rq, t)), credit_s)
         self.started = time.monotonic()
@@ -364,8 +371,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="the VM path's cost per request, taken off the model's time (default 0)")
     a = p.parse_args(argv)
     try:
-        if len(str(a.socket)) > 107:
-            raise TestbedError(f"--socket {a.socket}: a unix socket path has at most 107 bytes")
+        if len(str(a.socket)) + len(PENDING_SUFFIX) > 107:
+            raise TestbedError(f"--socket {a.socket}: a unix socket path has at most 107 bytes, "
+                               f"and this one is bound as PATH{PENDING_SUFFIX} first")
         if not 0 <= a.path_credit_us <= 100_000:
             raise TestbedError(f"--path-credit-us {a.path_credit_us}: expected 0..100000")
         server = Server(a.model, a.socket, a.backing, a.size, a.ncq, a.path_credit_us / 1e6)
