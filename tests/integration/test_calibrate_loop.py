@@ -95,10 +95,7 @@ def test_a_calibrated_loop_device_gets_a_matrix_and_model_that_ioazd_uses(make_l
         verdict = None
         while time.monotonic() < deadline + 10 and verdict is None:
             time.sleep(1)
-            ex = subprocess.run([str(BIN / "ioazctl"), "explain", dev, "--json", "--socket",
-                                 str(sock)], capture_output=True, text=True)
-            assert ex.returncode == 0, ex.stderr
-            d = json.loads(ex.stdout).get("decision") or {}
+            d = ctl_json("explain", sock, dev).get("decision") or {}
             if d.get("verdict"):
                 verdict = d["verdict"]
         assert verdict is not None, "no verdict while fio ran"
