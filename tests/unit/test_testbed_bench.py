@@ -240,11 +240,44 @@ def test_dry_run_control_and_timeline(tmp_path: Path) -> None:
         '6.0 x INFO {"event": "switch", "device": "sda", "to": "none", "dry_run": false}\n')
     tl = bench.timeline(log, "sdb")
     assert [(e["t"], e["to"]) for e in tl] == [(2.5, "bfq")]
+    over = bench.DRY_OVER + bench.STREAM_TUNED
     runs = {"mq-deadline": [_row(0, 10.0), _row(1, 20.0)],
-            bench.DRY: [_row(0, 9.0), _row(1, 18.0)]}
+            bench.DRY: [_row(0, 9.0), _row(1, 18.0)],
+            bench.STREAM_TUNED: [_row(0, 30.0), _row(1, 40.0)],
+            over: [_row(0, 24.0), _row(1, 32.0)]}
     an = bench_report.analyse({"par-read": runs})
     assert an["observe_cost"]["par-read"]["ratio"] == pytest.approx(0.9)
+    # the control over stream-tuned is paired with stream-tuned, not the default
+    assert an["observe_cost"][f"par-read ({over})"]["ratio"] == pytest.approx(0.8)
+    runs[over][0]["sched_counters"] = {"waits": 10, "waits_paid": 9}
+    runs[over][1]["sched_counters"] = {"waits": 20, "waits_paid": 15}
+    an = bench_report.analyse({"par-read": runs})
+    assert an["workloads"]["par-read"]["contenders"][over]["sched_counters"] == \
+        {"waits": 15, "waits_paid": 12}
+    assert "sched_counters" not in an["workloads"]["par-read"]["contenders"]["mq-deadline"]
     assert not any(bench.DRY in t for t, _, _ in an["targets"])
+
+
+def test_a_dry_control_over_a_static_contender(tmp_path: Path) -> None:
+    """`ioazd-dry@stream-tuned`: ioazd in dry run, and the plan carries stream-tuned's knobs
+    for the guest to set first; the command line takes it and refuses a base that is not a
+    static contender."""
+    import argparse
+
+    from ioaz.lab import bench as lab_bench
+    from ioaz.lab.testbench import bench, bench_cli
+
+    over = bench.DRY_OVER + bench.STREAM_TUNED
+    assert bench.dry_base(over) == bench.STREAM_TUNED and bench.dry_base(bench.DRY) is None
+    assert bench.contender_configs([over], 1)[over]["dry_run"] is True
+    assert bench.tuned_statics([over], 1)[bench.STREAM_TUNED][0] == "stream"
+    p = argparse.ArgumentParser()
+    lab_bench.add_arguments(p)          # `ioaz-lab bench`'s own parser
+    ok = p.parse_args(["testbed", "--contenders", f"stream-tuned,{over}", "--queue-depth", "1"])
+    assert bench_cli.plan_from(ok).contenders == [bench.STREAM_TUNED, over]
+    bad = p.parse_args(["testbed", "--contenders", "ioazd-dry@ioazd", "--queue-depth", "1"])
+    with pytest.raises(ValueError, match="unknown ioazd-dry@ioazd"):
+        bench_cli.plan_from(bad)
 
 
 def test_cpu_counters_follow_real_work() -> None:
@@ -349,3 +382,19 @@ def test_stream_tuned_counts_as_a_static_contender_in_the_report() -> None:
     runs = {"bfq": [{"round": 0, "mb_s": 35.0}], "stream-tuned": [{"round": 0, "mb_s": 47.9}],
             "ioazd-kernel": [{"round": 0, "mb_s": 50.0}]}
     assert bench_report.best_static(runs) == "stream-tuned"
+
+
+def test_sched_counters_are_the_elevators_numeric_debugfs_files(tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    """What a run keeps of the elevator: its numeric debugfs files (stream's waits...), not
+    the others (mq-deadline's queue dumps); nothing where the disk has no sched directory."""
+    from ioaz.lab.testbench import guest_bench
+
+    sched = tmp_path / "block" / "sda" / "sched"
+    sched.mkdir(parents=True)
+    (sched / "waits").write_text("12\n")
+    (sched / "waits_timeout").write_text("3\n")
+    (sched / "read0_fifo_list").write_text("ffff8881 {.op=READ}\n")
+    monkeypatch.setattr(guest_bench, "DEBUGFS", tmp_path)
+    assert guest_bench.sched_counters("sda") == {"waits": 12, "waits_timeout": 3}
+    assert guest_bench.sched_counters("sdb") == {}

@@ -30,6 +30,9 @@ RULES = {"kernel default": "mq-deadline", "bfq rule": "bfq", "kyber everywhere":
 GOALS = ("min", "max", "mean", "throughput", "latency")   # daemon config's decide.goal
 GUEST_STATE = "/run/ioaz-bench/ioazd"
 DRY = "ioazd-dry"
+# `ioazd-dry@STATIC`: the control over another scheduler: STATIC set by hand, and ioazd observing
+# it in dry run, so that its run against STATIC's is what observing costs under that scheduler.
+DRY_OVER = DRY + "@"
 KERNEL = "ioazd-kernel"
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
@@ -93,9 +96,18 @@ def kernel_matrix_files(queue_depth: int | None = None) -> list[Path]:
     return [REPO / "decision_matrices" / f for f in kernel_matrices(queue_depth).values()]
 
 
+def dry_base(contender: str) -> str | None:
+    """The static contender under `ioazd-dry@STATIC`, None for every other contender."""
+    return contender.removeprefix(DRY_OVER) if contender.startswith(DRY_OVER) else None
+
+
+def is_dry(contender: str) -> bool:
+    return contender == DRY or dry_base(contender) is not None
+
+
 def tuned_statics(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
     """Static contenders with knobs: name -> [scheduler, knobs] (STREAM_TUNED)."""
-    if STREAM_TUNED not in contenders:
+    if STREAM_TUNED not in contenders and STREAM_TUNED not in map(dry_base, contenders):
         return {}
     mean = REPO / "decision_matrices" / kernel_matrices(queue_depth)["mean"]
     knobs = load_matrix(mean).tunables.get("stream")
@@ -109,7 +121,8 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
     shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
     and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
-    that its run against the kernel default's is what observing alone costs in this guest."""
+    that its run against the kernel default's is what observing alone costs in this guest
+    (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first)."""
     out = {}
     for c in contenders:
         if c == "ioazd":
@@ -120,7 +133,7 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
                 {"match": {"rotational": True},
                  "matrices": kernel_matrices(queue_depth)}]
             out[c] = cfg
-        elif c == DRY:
+        elif is_dry(c):
             out[c] = {**ioazd_config(None), "dry_run": True}
         elif c.startswith("ioazd-"):
             out[c] = ioazd_config(c.removeprefix("ioazd-"))
@@ -217,8 +230,10 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
             row["cpu_busy"] = cpu["busy_s"] / (line["wall_s"] * cpu["cpus"])
             if cpu.get("ioazd_s") is not None:
                 row["ioazd_cpu"] = cpu["ioazd_s"] / line["wall_s"]
+        disk = guest["raw"] if w.disk == "raw" else guest["fs"]
+        if line.get("sched_counters", {}).get(disk):
+            row["sched_counters"] = line["sched_counters"][disk]
         if line["rc"] == 0:
-            disk = guest["raw"] if w.disk == "raw" else guest["fs"]
             m = measure.run(results / "raw", line, w.parser, disk, bool(w.phases))
             row.update(mb_s=m.mb_s, p99_ms=m.p99_ms, disk_mb_s=m.disk_mb_s, phases=m.phases)
         else:

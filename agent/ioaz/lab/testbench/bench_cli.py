@@ -20,7 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--contenders", default=",".join([*bench.STATIC, "ioazd"]),
                    help="static schedulers, stream-tuned (stream with the kernel "
                         "matrices' curve), ioazd (the shipped config), ioazd-kernel, "
-                        "ioazd-GOAL and ioazd-dry (observes only: what observing costs) "
+                        "ioazd-GOAL, ioazd-dry (observes only: what observing costs) "
+                        "and ioazd-dry@STATIC (observing over a static contender) "
                         "(default: %(default)s)")
     g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
@@ -49,12 +50,15 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
     cs = [c.strip() for c in args.contenders.split(",") if c.strip()]
     named = ("ioazd", bench.DRY, bench.KERNEL, bench.STREAM_TUNED)
     bad = [c for c in cs if c not in bench.STATIC and c not in named
-           and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)]
+           and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)
+           and bench.dry_base(c) not in bench.STATIC_CONTENDERS]
     if bad:
         raise ValueError(f"--contenders: unknown {', '.join(bad)}; use "
                          f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
-                         f"(GOAL: {', '.join(bench.GOALS)})")
-    if bench.KERNEL in cs or bench.STREAM_TUNED in cs:
+                         f"(GOAL: {', '.join(bench.GOALS)}), {bench.DRY_OVER}STATIC "
+                         "(STATIC: a static contender above)")
+    tuned = [c for c in cs if bench.STREAM_TUNED in (c, bench.dry_base(c))]
+    if bench.KERNEL in cs or tuned:
         missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)
                    if not f.is_file()]
         if missing:

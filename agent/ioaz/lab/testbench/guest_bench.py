@@ -5,10 +5,11 @@
 The plan (written by testbed/bench.py on the host) names the workloads, the contenders, the rounds
 and the run lengths. A contender is a kernel scheduler set statically (through the actuator and
 its state file, as ioazd would set it, and put back after the run) or `ioazd` with a config,
-started from the kernel's default scheduler. With `raid` in the plan the raw workloads run on an
-md array over the first disks instead of one disk, and a static contender is set on every member.
-Each round runs the contenders in another order (rotated, and reversed every other round), so
-that drift on this shared host falls on all of them alike.
+started from the kernel's default scheduler (`ioazd-dry@STATIC`: from STATIC, set first). With
+`raid` in the plan the raw workloads run on an md array over the first disks instead of one disk,
+and a static contender is set on every member. Each round runs the contenders in another order
+(rotated, and reversed every other round), so that drift on this shared host falls on all of
+them alike.
 
 What each run leaves in /mnt/results/raw/: the workload's own output, the disks' block-layer
 stat files before and after, ioazd's log with the seconds since the run started, and one line
@@ -86,6 +87,27 @@ def process_cpu_s(pid: int) -> float:
     """A process's own CPU seconds (user and system, with BPF programs run in its syscalls)."""
     after_name = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(after_name[11]) + int(after_name[12])) / os.sysconf("SC_CLK_TCK")
+
+
+DEBUGFS = Path("/sys/kernel/debug")
+
+
+def sched_counters(dev: str) -> dict[str, int]:
+    """The elevator's own counters in debugfs (ioaz's stream: waits, waits_paid, ...), kept
+    since the scheduler was set on `dev`; {} where it keeps none or debugfs is not there."""
+    if not (DEBUGFS / "block").is_dir():
+        subprocess.run(["mount", "-t", "debugfs", "debugfs", str(DEBUGFS)],
+                       capture_output=True, check=False)
+    out = {}
+    d = DEBUGFS / "block" / dev / "sched"
+    for f in sorted(d.iterdir()) if d.is_dir() else ():
+        try:
+            text = f.read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            out[f.name] = int(text)
+    return out
 
 
 def quiesce() -> None:
@@ -200,14 +222,17 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     out = raw / f"{tag}.out"
     quiesce()
     daemon = None
-    if contender.startswith("ioazd"):
-        daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log")
-    else:
-        sched, knobs = plan.get("tuned", {}).get(contender, (contender, {}))
+    # a static contender, or the one under `ioazd-dry@STATIC`, which ioazd then only observes
+    static = contender.partition("@")[2] if "@" in contender else \
+        None if contender.startswith("ioazd") else contender
+    if static:
+        sched, knobs = plan.get("tuned", {}).get(static, (static, {}))
         for d in devs:
             res = act.apply(d, Realisation(sched, dict(knobs)))
             if not res.ok:
-                raise RuntimeError(f"{d}: switching to {contender}: {'; '.join(res.errors)}")
+                raise RuntimeError(f"{d}: switching to {static}: {'; '.join(res.errors)}")
+    if contender.startswith("ioazd"):
+        daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log")
     stat_devs = list(dict.fromkeys([*devs, rawdev]))
     before = disk_stats(act.sysfs, stat_devs)
     busy0 = cpu_busy_s()
@@ -223,17 +248,18 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     after = disk_stats(act.sysfs, stat_devs)
     # what ioazd had chosen for each disk when the workload ended (its stop puts them back)
     chosen = {d: act.sysfs.scheduler(d).active for d in devs} if daemon else None
+    counters = {d: c for d in stat_devs if (c := sched_counters(d))}
     cpu = {"busy_s": round(cpu_busy_s() - busy0, 2), "cpus": os.cpu_count(),
            "ioazd_s": round(process_cpu_s(daemon.proc.pid) - daemon0, 2) if daemon else None}
     daemon_rc = daemon.stop() if daemon else None
-    for d in devs if not daemon else ():
+    for d in devs if static else ():
         back = act.restore(d)
         if not back.ok:
             raise RuntimeError(f"{d}: restoring after {contender}: {'; '.join(back.errors)}")
     line = {"workload": w.name, "contender": contender, "round": rnd, "rc": r.returncode,
             "wall_s": round(wall, 2), "out": out.name, "stat_before": before,
             "stat_after": after, "cpu": cpu, "stderr": r.stderr[-500:], "ioazd_rc": daemon_rc,
-            "scheduler_at_end": chosen,
+            "scheduler_at_end": chosen, "sched_counters": counters,
             "scheduler_after": {d: act.sysfs.scheduler(d).active for d in devs}}
     print(f"{tag}: rc {r.returncode}, {wall:.1f} s", flush=True)
     return line
