@@ -30,10 +30,12 @@ from ..sysblock import ROTATIONAL, SCHEDULER, BlockSysfs
 from .loops import Loops
 
 
-def _rss_kb() -> int:
+def _rss_kb(field: str = "VmRSS") -> int:
+    """VmRSS, or its part RssAnon (the heap, what a leak grows) or RssFile (pages of the
+    interpreter, libraries and mapped files, which grow as code runs for the first time)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
 
@@ -53,7 +55,8 @@ def _waited_s() -> float:
 
 
 def _sample() -> dict[str, int]:
-    return {"rss_kb": _rss_kb(), "fds": _fds(), "threads": threading.active_count()}
+    return {"rss_kb": _rss_kb(), "anon_kb": _rss_kb("RssAnon"), "fds": _fds(),
+            "threads": threading.active_count()}
 
 
 def _fio(dev: str, rw: str, seconds: float, jobs: int = 1, bs: str = "4k",
@@ -240,6 +243,11 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
 PHASES = (("randread", 8, "4k"), ("read", 1, "128k"), ("write", 1, "128k"), (None, 0, ""))
 
 
+def _tenths(samples: list[dict[str, int]], key: str) -> list[int]:
+    """The value at the start, at every tenth of the run and at the end (11 values)."""
+    return [samples[min(len(samples) - 1, i * len(samples) // 10)][key] for i in range(11)]
+
+
 def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
          sample: float | None = None, loads_cgroup: bool = False) -> dict[str, Any]:
     """n loop devices whose workload changes every phase_s (PHASES in turn), for `seconds`."""
@@ -298,7 +306,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
             "fds_warm_last": [warm["fds"], samples[-1]["fds"]],
             "threads_warm_last": [warm["threads"], samples[-1]["threads"]],
             # a leak grows with the run, a warming heap levels off: RSS every tenth of it
-            "rss_kb_tenths": [samples[min(len(samples) - 1, i * len(samples) // 10)]["rss_kb"]
-                              for i in range(11)],
+            "rss_kb_tenths": _tenths(samples, "rss_kb"),
+            "anon_kb_tenths": _tenths(samples, "anon_kb"),
             "not_restored": _not_restored(out.get("stop", [])),
             "not_back": sorted(d for d in devs if now[d] != originals[d])}
