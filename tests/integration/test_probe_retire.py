@@ -3,7 +3,6 @@ the retirement time leaves it (whole, from the kernel's map and from the reader)
 still submitting stays and its count goes on (bpf_source.idle_processes)."""
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 
@@ -27,13 +26,6 @@ def test_an_idle_process_leaves_the_map_and_a_busy_one_stays(make_loop):
         short = subprocess.Popen(["dd", f"if=/dev/{dev}", "of=/dev/null", "bs=4k",
                                   "count=2000", "iflag=direct", "status=none"])
         assert short.wait(30) == 0
-        # A CPU's last submitter stays pending there (not in the map, and kept: its count
-        # would come back as a new one) until another thread submits on that CPU: one read
-        # from each CPU hands dd's count to the map (CI once had dd pending for 10 s).
-        for cpu in sorted(os.sched_getaffinity(0)):
-            subprocess.run(["dd", f"if=/dev/{dev}", "of=/dev/null", "bs=4k", "count=1",
-                            f"skip={100 + cpu}", "iflag=direct", "status=none"], check=True,
-                           preexec_fn=lambda cpu=cpu: os.sched_setaffinity(0, {cpu}))
         # one job submitting 100 reads a second for the whole test
         busy = subprocess.Popen(fio_args(dev, rw="randread", seconds=15,
                                          extra=("--rate_iops=100",)),
