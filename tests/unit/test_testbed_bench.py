@@ -4,12 +4,13 @@ confidence intervals, the order of the contenders and the per-phase oracle. The 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from ioaz.lab.testbench import bench_report, measure, workloads
+from ioaz.lab.testbench import bench, bench_report, measure, workloads
 from ioaz.lab.testbench.guest_bench import order
 
 SYSBENCH_OUT = """
@@ -211,7 +212,6 @@ def test_the_simulator_gets_the_guest_disks_tags_not_its_queue_depth(
         tmp_path: Path, default: str, nr_requests: str, tags: int) -> None:
     """The simulator's twin holds as many requests as the guest's scheduler could: read from
     the raw disk's nr_requests under the default scheduler, never from its queue depth."""
-    from ioaz.lab.testbench import bench
     from ioaz.sim.schedulers import blk_mq_nr_requests
 
     (tmp_path / "guest.json").write_text(json.dumps({
@@ -224,7 +224,6 @@ def test_the_simulator_gets_the_guest_disks_tags_not_its_queue_depth(
 def test_dry_run_control_and_timeline(tmp_path: Path) -> None:
     """ioazd-dry is a control, not a contender for the targets; its (dry) switches are not
     in a timeline; its cost is its throughput over the kernel default's, paired by round."""
-    from ioaz.lab.testbench import bench
 
     cfg = bench.contender_configs(["ioazd", bench.DRY, "ioazd-throughput", "bfq"])
     assert set(cfg) == {"ioazd", bench.DRY, "ioazd-throughput"}
@@ -398,3 +397,28 @@ def test_sched_counters_are_the_elevators_numeric_debugfs_files(tmp_path: Path,
     monkeypatch.setattr(guest_bench, "DEBUGFS", tmp_path)
     assert guest_bench.sched_counters("sda") == {"waits": 12, "waits_timeout": 3}
     assert guest_bench.sched_counters("sdb") == {}
+
+
+def test_the_elevators_are_needed_by_kmods_schedulers_and_by_ioazd() -> None:
+    assert not bench.needs_elevators(["mq-deadline", "bfq", "none", "kyber"])
+    for c in ("fifo", "vr", "stream", "stream-tuned", "ioazd", "ioazd-kernel", "ioazd-dry",
+              "ioazd-dry@mq-deadline", "ioazd-throughput"):
+        assert bench.needs_elevators(["bfq", c]), c
+
+
+def test_a_missing_or_stale_elevator_module_is_found_before_the_boot(tmp_path: Path) -> None:
+    kmod = tmp_path / "kmod"
+    (kmod / "build" / "6.1.0-56-amd64").mkdir(parents=True)
+    for n in bench.KMOD_SOURCES:
+        (kmod / n).write_text("")
+        os.utime(kmod / n, (1000, 1000))
+    problem = bench.elevator_module_problem("6.1.0-56-amd64", tmp_path)
+    assert problem and "6.1.0-56-amd64/ioaz_sched.ko is missing" in problem
+    ko = kmod / "build" / "6.1.0-56-amd64" / "ioaz_sched.ko"
+    ko.write_text("")
+    os.utime(ko, (2000, 2000))
+    assert bench.elevator_module_problem("6.1.0-56-amd64", tmp_path) is None
+    os.utime(kmod / "ioaz_stream.c", (3000, 3000))   # a source edited after the build
+    problem = bench.elevator_module_problem("6.1.0-56-amd64", tmp_path)
+    assert problem and "older than kmod/ioaz_stream.c" in problem
+

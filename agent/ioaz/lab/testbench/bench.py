@@ -105,6 +105,31 @@ def is_dry(contender: str) -> bool:
     return contender == DRY or dry_base(contender) is not None
 
 
+# The elevators of kmod/ (ioaz_sched.ko), which the guest loads from kmod/build/<release>/.
+ELEVATORS = ("fifo", "vr", "stream")
+KMOD_SOURCES = ("Kbuild", "ioaz_sched.h", "ioaz_core.c", "ioaz_fifo.c", "ioaz_vr.c",
+                "ioaz_stream.h", "ioaz_stream.c", "ioaz_stream_detect.c")
+
+
+def needs_elevators(contenders: list[str]) -> bool:
+    """A contender sets one of kmod's elevators, or is ioazd, which may choose one."""
+    return any(c in ELEVATORS or c == STREAM_TUNED or dry_base(c) in (*ELEVATORS, STREAM_TUNED)
+               or c.startswith("ioazd") for c in contenders)
+
+
+def elevator_module_problem(release: str, repo: Path = REPO) -> str | None:
+    """Why the guest of kernel `release` would not have this checkout's elevators, else None.
+    Found before booting: in the guest it shows only as a contender failing after the boot."""
+    ko = repo / "kmod" / "build" / release / "ioaz_sched.ko"
+    if not ko.is_file():
+        return f"{ko} is missing"
+    newer = [n for n in KMOD_SOURCES
+             if (repo / "kmod" / n).stat().st_mtime > ko.stat().st_mtime]
+    if newer:
+        return f"{ko} is older than kmod/{newer[0]}"
+    return None
+
+
 def tuned_statics(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
     """Static contenders with knobs: name -> [scheduler, knobs] (STREAM_TUNED)."""
     if STREAM_TUNED not in contenders and STREAM_TUNED not in map(dry_base, contenders):

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from ioaz.lab.testbench import bench, workloads
-from ioaz.testbed.errors import TestbedError
+from ioaz.testbed import image, trixie
+from ioaz.testbed.errors import TestbedError, run_logged
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -85,6 +86,28 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                       raid=args.raid, members=args.members, chunk_kb=args.chunk_kb)
 
 
+def elevators_for(series: str) -> None:
+    """Build kmod's elevators for the guest's kernel when they are missing or older than their
+    sources: in the guest, a missing one shows only after the boot, as a contender failing."""
+    release = image.kernels().get(series)
+    if release is None:
+        return   # vm refuses the series, naming the ones the image has
+    problem = bench.elevator_module_problem(release)
+    if problem is None:
+        return
+    print(f"testbed bench: {problem}; building kmod's elevators for {release}", flush=True)
+    image.CACHE.mkdir(parents=True, exist_ok=True)
+    try:
+        if series == trixie.SERIES_73:
+            trixie.build_kmod(bench.REPO, image.CACHE, image.SOURCES)
+        else:
+            run_logged(["make", "-C", str(bench.REPO / "kmod"),
+                        f"KDIR=/usr/src/linux-headers-{release}"],
+                       f"kmod build for {release}", image.CACHE / "kmod.log")
+    except TestbedError as e:
+        raise ValueError(str(e)) from e
+
+
 def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     from ioaz.lab.report import Report
     from ioaz.lab.testbench import bench_report, bench_sim
@@ -94,6 +117,8 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         meta = bench.load_meta(out)
     else:
         plan = plan_from(args)
+        if bench.needs_elevators(plan.contenders):
+            elevators_for(plan.kernel)
         out = Path(args.out) / f"testbed-{time.strftime('%Y%m%d-%H%M%S')}"
         print(f"testbed bench: {len(plan.workloads)} workloads x {len(plan.contenders)} "
               f"contenders x {plan.rounds} rounds, about {plan.seconds() / 60:.0f} min; "
