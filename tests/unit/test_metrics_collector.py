@@ -1,80 +1,24 @@
 """The Prometheus collector on a fake daemon state: what a scrape shows an operator.
 
 The daemon's records are the real types (DeviceRecord, DeviceState, WindowFeatures,
-DeviceSnapshot); only the daemon around them is a stand-in, so no kernel is needed.
+DeviceSnapshot); only the daemon around them is a stand-in (metrics_standin.py), so no
+kernel is needed. The HTTP endpoint that serves the scrape: test_metrics_endpoint.py.
 """
 from __future__ import annotations
 
 import collections
-import threading
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from ioaz.classify.types import WindowFeatures, WorkloadClass
-from ioaz.daemon.records import DeviceRecord
-from ioaz.decide import DeviceInfo, initial_state, pin
+from ioaz.classify.types import WorkloadClass
+from ioaz.decide import pin
 from ioaz.metrics.collector import exported_names, log2_buckets
-from ioaz.metrics.http import make_registry, parse_listen, start_metrics_server
-from ioaz.probe.layout import LAT_SLOTS, SIZE_SLOTS, size_slot
-from ioaz.probe.snapshot import DeviceSnapshot
+from ioaz.metrics.http import make_registry
+from ioaz.probe.layout import LAT_SLOTS
+from metrics_standin import NOW, fake_daemon, features, record, snapshot
 from prometheus_client import REGISTRY, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-
-NOW = 1_000_000.0
-
-
-def features(dev: str = "sdz", **over) -> WindowFeatures:
-    f = {"device": dev, "window_s": 1.0, "iops": 250.0, "read_bytes_per_s": 1024000.0,
-             "write_bytes_per_s": 0.0, "read_ratio": 1.0, "seq_ratio": 0.1, "processes": 8,
-             "avg_depth": 7.5, "mean_size_bytes": 4096.0, "p50_latency_s": 0.004,
-             "p99_latency_s": 0.02, "merge_ratio": 0.0, "source": "bpf",
-             "workload_class": WorkloadClass("8", "random", "read")}
-    f.update(over)
-    return WindowFeatures(**f)
-
-
-def snapshot(dev: str = "sdz") -> DeviceSnapshot:
-    s = DeviceSnapshot(name=dev, major=8, minor=0, t_ns=0, source="bpf")
-    s.lat_hist = [0] * LAT_SLOTS
-    s.lat_hist[12] = 30     # 4096..8191 ns
-    s.lat_hist[20] = 10     # ~1.05..2.1 ms
-    s.lat_hist[3] = 2       # below the first exported bucket: folded into it
-    s.lat_sum_ns = 30 * 6000 + 10 * 1_500_000 + 2 * 10
-    s.size_hist = [0] * SIZE_SLOTS
-    s.size_hist[size_slot(4096)] = 40    # 4 KiB requests
-    s.size_hist[0] = 3      # 512 bytes: folded into the first exported bucket
-    s.size_hist[size_slot(6 << 20)] = 1     # 6 MiB: above the last finite bucket
-    s.completed_bytes = [40 * 4096 + 3 * 512 + (6 << 20), 0, 0, 0, 0]
-    return s
-
-
-def record(dev: str = "sdz", **over) -> DeviceRecord:
-    st = initial_state(DeviceInfo(dev, rotational=True), ("mq-deadline", "bfq", "none"))
-    rec = DeviceRecord(name=dev, state=st, scheduler="bfq",
-                       available=("mq-deadline", "bfq", "none"), features=features(dev),
-                       snapshot=snapshot(dev), decision_time=NOW - 2.5)
-    rec.switches[("mq-deadline", "bfq", "matrix")] += 3
-    rec.switches[("bfq", "none", "pin")] += 1
-    for stall in (0.002, 0.010, 0.004, 0.7):
-        rec.stalls.observe(stall)
-    for k, v in over.items():
-        setattr(rec, k, v)
-    return rec
-
-
-def fake_daemon(*records: DeviceRecord, **over) -> SimpleNamespace:
-    d = SimpleNamespace(
-        lock=threading.RLock(), devices={r.name: r for r in records},
-        source=SimpleNamespace(name="bpf"), fallback_reason=None, collector_up=True,
-        last_window_s=0.0031, window_cpu_s=0.25, windows=42,
-        config=SimpleNamespace(window_s=1.0, dry_run=False, metrics_detail="full"),
-        wall=lambda: NOW, state_set_aside=0)
-    for k, v in over.items():
-        setattr(d, k, v)
-    return d
 
 
 def scrape(daemon) -> dict[tuple[str, tuple], float]:
@@ -237,164 +181,6 @@ def test_every_family_is_listed_and_nothing_global():
         assert base in listed, name
     assert all(n.startswith("ioaz_") for n in listed)
     assert not [n for n in REGISTRY._names_to_collectors if n.startswith("ioaz_")]
-
-
-def test_http_endpoint_serves_the_private_registry():
-    srv = start_metrics_server(fake_daemon(record()), "127.0.0.1:0")
-    try:
-        host, port = srv.address
-        body = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5).read()
-        assert b'ioaz_device_scheduler{device="sdz",scheduler="bfq"} 1.0' in body
-        assert b"python_gc" not in body     # a private registry: only ioaz families
-    finally:
-        srv.close()
-
-
-def test_idle_and_excess_connections_cannot_hold_the_endpoint(monkeypatch):
-    """Any local user can connect: connections beyond the cap are closed at once, and one that
-    has not finished its request by the deadline is cut, so descriptors stay bounded and a
-    scrape gets through again."""
-    import socket
-
-    from ioaz.metrics import http as mhttp
-    monkeypatch.setattr(mhttp, "MAX_CONNECTIONS", 4)
-    monkeypatch.setattr(mhttp, "REQUEST_DEADLINE_S", 0.5)
-    srv = start_metrics_server(fake_daemon(record()), "127.0.0.1:0")
-    idle = []
-    try:
-        host, port = srv.address
-        idle = [socket.create_connection((host, port), timeout=5) for _ in range(4)]
-        time.sleep(0.2)                              # the four hold every slot
-        extra = socket.create_connection((host, port), timeout=5)
-        assert extra.recv(1) == b""                  # refused at once, not queued
-        extra.close()
-        assert srv.httpd.refused >= 1
-        for s in idle:                               # cut at the deadline
-            assert s.recv(1) == b""
-        body = urllib.request.urlopen(f"http://{host}:{port}/metrics", timeout=5).read()
-        assert b"ioaz_devices" in body
-    finally:
-        for s in idle:
-            s.close()
-        srv.close()
-
-
-# The metrics endpoint in a process of its own whose descriptors are counted: it serves, then
-# lowers its soft RLIMIT_NOFILE to its highest descriptor + SPARE, and answers "files N" on
-# stdin with how many of N files it could hold open at once (what a window needs: sysfs files).
-FD_CHILD = """
-import os, resource, sys
-sys.path.insert(0, sys.argv[1])
-from ioaz.metrics import http
-from test_metrics_collector import fake_daemon, record
-http.REQUEST_DEADLINE_S = float(sys.argv[2])
-# a listen backlog of 128, not socketserver's 5: the flood arrives at once instead of being
-# slowed by the kernel's SYN retries (1 s each), which would only make the test long
-http._Server.request_queue_size = 128
-srv = http.start_metrics_server(fake_daemon(record()), "127.0.0.1:0")
-top = max(int(fd) for fd in os.listdir("/proc/self/fd"))
-resource.setrlimit(resource.RLIMIT_NOFILE,
-                   (top + 1 + int(sys.argv[3]), resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-print(srv.address[1], flush=True)
-for line in sys.stdin:
-    held = []
-    try:
-        for _ in range(int(line.split()[1])):
-            held.append(open("/proc/self/stat", "rb"))
-    except OSError:
-        pass
-    print(len(held), flush=True)
-    for f in held:
-        f.close()
-"""
-
-
-class FdChild:
-    def __init__(self, deadline_s: float, spare: int):
-        import subprocess
-        import sys
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", FD_CHILD, str(Path(__file__).parent), str(deadline_s),
-             str(spare)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout and self.proc.stdin
-        self.port = int(self.proc.stdout.readline())
-
-    def files(self, n: int) -> int:
-        assert self.proc.stdout and self.proc.stdin
-        self.proc.stdin.write(f"files {n}\n")
-        self.proc.stdin.flush()
-        return int(self.proc.stdout.readline())
-
-    def cpu_s(self) -> float:
-        import os
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def close(self) -> None:
-        self.proc.kill()
-        self.proc.wait()
-
-
-def test_out_of_descriptors_the_endpoint_backs_off_and_recovers():
-    """Reliability 2.9: with every descriptor taken, accept() fails with EMFILE while the
-    listening socket stays readable; without a pause the accept loop spun at full CPU (120%
-    on 2026-11-23). It waits EMFILE_BACKOFF_S between tries, and serves again once the idle
-    connections are cut at the deadline."""
-    import socket
-    child = FdChild(deadline_s=2.0, spare=3)
-    held = []
-    try:
-        held = [socket.create_connection(("127.0.0.1", child.port), timeout=5)
-                for _ in range(6)]                   # 3 accepted, the rest wait: EMFILE
-        time.sleep(0.3)
-        assert child.files(1) == 0                   # really out of descriptors
-        cpu = child.cpu_s()
-        time.sleep(1.0)
-        spent = child.cpu_s() - cpu
-        assert spent < 0.3, f"{spent:.2f} s of CPU in 1 s out of descriptors: spinning"
-        for s in held:
-            s.close()
-        body = urllib.request.urlopen(f"http://127.0.0.1:{child.port}/metrics",
-                                      timeout=10).read()
-        assert b"ioaz_devices" in body
-        assert child.files(1) == 1                   # the descriptors came back
-    finally:
-        for s in held:
-            s.close()
-        child.close()
-
-
-def test_a_connection_flood_leaves_the_descriptors_a_window_needs():
-    """Reliability 2.9: 300 idle connections (the report held 2,600) against a process with
-    room for the 16 the endpoint serves plus 24: every window still finds its files,
-    because what is beyond the cap is closed at once."""
-    import socket
-    child = FdChild(deadline_s=30.0, spare=16 + 24)
-    held = []
-    try:
-        for _ in range(300):
-            held.append(socket.create_connection(("127.0.0.1", child.port), timeout=5))
-        time.sleep(0.3)
-        assert child.files(20) == 20
-    finally:
-        for s in held:
-            s.close()
-        child.close()
-
-
-def test_the_unit_lifts_the_descriptor_limit_above_systemds_soft_1024():
-    """Reliability 2.9: the report's daemon ran at systemd's default soft limit of 1024."""
-    unit = (Path(__file__).parents[2] / "deploy" / "systemd" / "ioazd.service").read_text()
-    (line,) = [x for x in unit.splitlines() if x.startswith("LimitNOFILE=")]
-    assert int(line.split("=")[1]) >= 65536, line
-
-
-def test_listen_address_parsing():
-    assert parse_listen("127.0.0.1:19647") == ("127.0.0.1", 19647)
-    assert parse_listen("[::1]:9") == ("::1", 9)
-    for bad in ("localhost", "127.0.0.1:http", "127.0.0.1:70000"):
-        with pytest.raises(ValueError):
-            parse_listen(bad)
 
 
 def test_counter_collections_are_plain():
