@@ -19,23 +19,7 @@ from .config import (
     config_from_doc,
     load_context,
 )
-from .damping import (
-    Decision,
-    DeviceState,
-    Mode,
-    Pin,
-    initial_state,
-    on_same_scheduler,
-    on_switch_failed,
-    pause,
-    pin,
-    request_count,
-    resume,
-    set_goal,
-    step,
-    to_manual,
-    unpin,
-)
+from .damping import Decision, DeviceState, Mode, Pin, request_count, step
 from .matrix import GOALS, Cell, Matrix, Source, load_matrix
 from .policies import (
     PolicyTable,
@@ -53,6 +37,17 @@ from .rules import (
     select_matrix,
 )
 from .schema import Schema
+from .transitions import (
+    initial_state,
+    on_same_scheduler,
+    on_switch_failed,
+    pause,
+    pin,
+    resume,
+    set_goal,
+    to_manual,
+    unpin,
+)
 from .validate import validate_file
 from .verdict import MatrixVerdicts, Verdict, VerdictProvider
 

@@ -148,7 +148,8 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
          provider: VerdictProvider, now: float,
          policies: PolicyTable | None = None) -> Decision:
     """Decide one window for one device. The returned Decision.state assumes a switch is
-    carried out; if the actuator fails, keep on_switch_failed(...) instead."""
+    carried out; if the actuator fails, keep on_switch_failed(...) (transitions.py)
+    instead."""
     notes: list[str] = []
     if state.mode is Mode.PINNED and state.pin and state.pin.until is not None \
             and now >= state.pin.until:
@@ -422,81 +423,11 @@ def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
                    settled=None, settled_n=0, recent=())
 
 
-# -- what the administrator and the daemon do to a state (pure too) --------------------------
-
-def initial_state(info: DeviceInfo, available: tuple[str, ...] = ()) -> DeviceState:
-    return DeviceState(info=info, available=tuple(available))
-
-
-def on_switch_failed(before: DeviceState, now: float) -> DeviceState:
-    """The actuator could not switch: the old policy stays, but the attempt uses the budget
-    and starts a cooldown, so a failing device is not hammered every window."""
-    return replace(before, last_switch=now, candidate=None, streak=0,
-                   switches=before.switches + (now,))
-
-
-def on_same_scheduler(before: DeviceState, after: DeviceState) -> DeviceState:
-    """A verdict's new policy turned out to be realised by the scheduler already running (the
-    kernel's mq-deadline, found at start, taken for `deadline`): the disk's scheduler did not
-    change, so its dwell and cooldown clocks and the switch budget stay as they were. Else
-    the first window's verdict, taken at once from a scheduler found at start, would hold
-    the next, real change for a whole dwell."""
-    return replace(after, since=before.since, last_switch=before.last_switch,
-                   switches=before.switches)
-
-
-def pin(state: DeviceState, policy: str, now: float,
-        duration_s: float | None = None) -> DeviceState:
-    return replace(state, mode=Mode.PINNED,
-                   pin=Pin(policy, None if duration_s is None else now + duration_s),
-                   candidate=None, streak=0, trial=None, note=f"pinned to {policy}")
-
-
-def unpin(state: DeviceState) -> DeviceState:
-    if state.mode is not Mode.PINNED:
-        return state
-    return replace(state, mode=Mode.AUTO, pin=None, candidate=None, streak=0, note="")
-
-
-def pause(state: DeviceState) -> DeviceState:
-    return replace(state, mode=Mode.PAUSED, candidate=None, streak=0, trial=None,
-                   note="paused")
-
-
-def to_manual(state: DeviceState, why: str) -> DeviceState:
-    """Someone changed the scheduler or a knob behind our back (seen by the actuator)."""
-    return replace(state, mode=Mode.MANUAL, candidate=None, streak=0, trial=None, note=why)
-
-
-def resume(state: DeviceState, now: float) -> DeviceState:
-    """Back to auto. After manual the policy in force is unknown (someone else chose it):
-    forget ours and count dwell from now."""
-    if state.mode is Mode.MANUAL:
-        return replace(state, mode=Mode.AUTO, pin=None, policy=None, since=now,
-                       candidate=None, streak=0, note="")
-    return replace(state, mode=Mode.AUTO, pin=None, candidate=None, streak=0, note="")
-
-
-def set_goal(state: DeviceState, goal: str | None) -> DeviceState:
-    """`ioazctl goal DEV GOAL` (None: back to the configured goal). Evidence gathered for
-    the old goal's verdict does not carry over."""
-    return replace(state, goal=goal, candidate=None, streak=0, settled=None, settled_n=0,
-                   recent=())
-
-
 __all__ = [
     "Decision",
     "DeviceState",
     "Mode",
     "Pin",
-    "initial_state",
-    "on_switch_failed",
-    "pause",
-    "pin",
     "request_count",
-    "resume",
-    "set_goal",
     "step",
-    "to_manual",
-    "unpin",
 ]
