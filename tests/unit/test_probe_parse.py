@@ -5,7 +5,12 @@ import re
 import struct
 from pathlib import Path
 
-from ioaz.probe.bpf_source import bucket_shift, parse_maps
+from ioaz.probe.bpf_source import (
+    bucket_shift,
+    idle_processes,
+    parse_maps,
+    pending_processes,
+)
 from ioaz.probe.layout import (
     DEV_STATS_FIELDS,
     DEV_VALUE_U64,
@@ -86,6 +91,38 @@ def test_a_process_count_never_goes_back_and_gone_processes_are_forgotten():
                               {(DEV, 200, 200): 9, (DEV, 999, 999): 50})
     assert by_dev[DEV].procs == {100: 1, 200: 9}
     assert (DEV, 999, 999) not in seen
+
+
+S = 10**9   # a second in ns
+
+
+def test_a_process_leaves_only_when_every_thread_on_every_device_was_idle_long_enough():
+    """Idle for 120 s: the whole process goes. One thread still counting, or one entry on
+    another device (a partition) still counting, keeps every entry of its process."""
+    other = DEV + 1
+    changed: dict = {}
+    first = {(DEV, 100, 100): 5, (DEV, 100, 101): 3, (DEV, 200, 200): 7, (other, 300, 300): 1,
+             (DEV, 300, 300): 2}
+    assert idle_processes({}, first, changed, set(), 0, 120 * S) == set()
+    assert set(changed.values()) == {0}          # every entry is new: changed now
+    # 60 s on, 100's second thread counted one more bio, and 300 on the other device
+    mid = {**first, (DEV, 100, 101): 4, (other, 300, 300): 2}
+    assert idle_processes(first, mid, changed, set(), 60 * S, 120 * S) == set()
+    # 130 s: 200 has been idle since 0; 100 and 300 since 60 s
+    assert idle_processes(mid, mid, changed, set(), 130 * S, 120 * S) == {200}
+    # 185 s: everyone has been idle 120 s or more, but 300 has a bio pending on a CPU
+    assert idle_processes(mid, mid, changed, {300}, 185 * S, 120 * S) == {100, 200}
+    # an entry gone from the map (evicted, or retired) is forgotten
+    gone = {k: v for k, v in mid.items() if k[1] != 200}
+    idle_processes(mid, gone, changed, set(), 186 * S, 120 * S)
+    assert not any(k[1] == 200 for k in changed)
+
+
+def test_pending_processes_are_read_from_each_cpus_slot():
+    stats = [(struct.pack("<I", DEV), dev_value([
+        {PROC_ID: pid_tgid(100, 101), PROC_PENDING: 2},
+        {PROC_ID: pid_tgid(200), PROC_PENDING: 0}]))]
+    assert pending_processes(stats, NCPU) == {100}
 
 
 def test_bucket_is_at_least_twice_the_tolerance():

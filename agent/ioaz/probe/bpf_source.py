@@ -3,7 +3,9 @@ bpf/ioaz_bcc.c through BCC) and reads its maps once a window."""
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
+import struct
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,12 +47,23 @@ ALWAYS_ON = ("on_bio_queue", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_mer
              "on_rq_complete")
 
 
+# A process none of whose threads submitted a bio for this long leaves the `procs` map (see
+# idle_processes). Without it the map holds every thread that ever did I/O, up to its 8,192
+# entries, and each read parses them all: on a machine that starts processes all day (the
+# soak: about one new fio thread a second) memory and the window's CPU grow for hours. Two
+# minutes is far beyond any span the daemon compares (one window) or the class's process
+# horizon (a few seconds), so a snapshot still counts every process that submitted since the
+# read before it.
+RETIRE_IDLE_S = 120.0
+
+
 class BpfSource:
     """Cumulative per-device counters from the in-kernel probe."""
 
     def __init__(self, object_path: Path | None = None, seq_tolerance_sectors: int = 0,
                  sample: SamplePlan | None = None, diskstats_path: str = "/proc/diskstats",
-                 sysfs: BlockSysfs | None = None, loader: str = "libbpf"):
+                 sysfs: BlockSysfs | None = None, loader: str = "libbpf",
+                 retire_idle_s: float = RETIRE_IDLE_S):
         """sample: attach the bio-side programs for part of each period only (sampler.py);
         None or fraction 1: every request seen, every count from the probe.
         loader: "libbpf" (the CO-RE object, needs BTF) or "bcc" (compiled here from the
@@ -79,6 +92,9 @@ class BpfSource:
         self._ncpu = 0
         # (dev, tgid, tid) -> the highest count returned: see read().
         self._proc_seen: dict[tuple[int, int, int], int] = {}
+        # (dev, tgid, tid) -> when its count last changed (monotonic ns)
+        self._proc_changed: dict[tuple[int, int, int], int] = {}
+        self.retire_idle_ns = int(retire_idle_s * 1e9)
 
     def open(self) -> BpfSource:
         if self.plan:
@@ -165,6 +181,24 @@ class BpfSource:
             in_tok.value = out_tok.value
             first = False
 
+    @property
+    def threads_held(self) -> int:
+        """The (device, thread) counts the reader holds, as many as the kernel's map has."""
+        return len(self._proc_seen)
+
+    def _retire(self, tgids: set[int]) -> None:
+        """Delete every `procs` entry of these processes. An entry already gone (the LRU
+        evicted it) is no error."""
+        L = libbpf.lib()
+        fd = self._fds["procs"]
+        for key in [k for k in self._proc_seen if k[1] in tgids]:
+            raw = struct.pack("<IIII", *key, 0)   # struct ioaz_proc_key, its pad last
+            ret = L.bpf_map_delete_elem(fd, raw)
+            if ret < 0 and -ret != errno.ENOENT:
+                raise libbpf.LibbpfError(-ret, f"delete from procs: {os.strerror(-ret)}")
+            del self._proc_seen[key]
+            self._proc_changed.pop(key, None)
+
     def _dump_by_iteration(self, fd: int, key_size: int,
                            value_size: int) -> list[tuple[bytes, bytes]]:
         L = libbpf.lib()
@@ -189,7 +223,13 @@ class BpfSource:
         procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE * self._ncpu)
         stats = self._dump(self._fds["dev_stats"], 4, DEV_VALUE_SIZE * self._ncpu)
         t_ns = time.monotonic_ns()
-        by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, t_ns, self._proc_seen)
+        before = self._proc_seen
+        by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, t_ns, before)
+        # after this read's snapshot is built: it still holds them, the next one will not
+        idle = idle_processes(before, self._proc_seen, self._proc_changed,
+                              pending_processes(stats, self._ncpu), t_ns, self.retire_idle_ns)
+        if idle:
+            self._retire(idle)
         snap = fold_partitions(by_dev.values(), self.sysfs)
         if self.plan is None:
             return snap
@@ -250,6 +290,39 @@ def parse_maps(stats: list[tuple[bytes, bytes]], procs: list[tuple[bytes, bytes]
             snap.threads[tid] = snap.threads.get(tid, 0) + n
             snap.procs[tgid] = snap.procs.get(tgid, 0) + n
     return by_dev, seen
+
+
+def pending_processes(stats: list[tuple[bytes, bytes]], ncpu: int) -> set[int]:
+    """Processes with bios still pending on a CPU (dev_stats' proc_id, not yet in `procs`)."""
+    out: set[int] = set()
+    for _, v in stats:
+        flat = memoryview(v).cast("Q")
+        for cpu in range(ncpu):
+            base = cpu * DEV_VALUE_U64
+            if flat[base + PROC_PENDING]:
+                out.add(flat[base + PROC_ID] >> 32)
+    return out
+
+
+def idle_processes(before: ProcSeen, now: ProcSeen, changed_ns: dict[tuple[int, int, int], int],
+                   pending: set[int], now_ns: int, idle_ns: int) -> set[int]:
+    """The processes whose `procs` entries can go: none of their threads, on any device,
+    submitted a bio for `idle_ns`, and none has bios pending. Updates `changed_ns` (when each
+    entry's count last changed; a new entry counts as changed now).
+
+    Whole processes, never single threads, and over every device at once: a snapshot's
+    per-process count is the sum of its threads' (and a disk's of its partitions'), and a part
+    dropped from that sum would make it go back, which the window's delta reads as a counter
+    reset. A pending bio would be flushed into a deleted entry and come back as a new count."""
+    for key in [k for k in changed_ns if k not in now]:
+        del changed_ns[key]       # evicted by the LRU, or retired
+    busy: set[int] = set(pending)
+    for key, n in now.items():
+        if before.get(key) != n or key not in changed_ns:
+            changed_ns[key] = now_ns
+        if now_ns - changed_ns[key] < idle_ns:
+            busy.add(key[1])
+    return {tgid for (_, tgid, _) in now} - busy
 
 
 def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> Snapshot:

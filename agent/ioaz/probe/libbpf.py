@@ -68,6 +68,7 @@ def lib() -> ctypes.CDLL:
         "bpf_map_lookup_elem": (ctypes.c_int, [ctypes.c_int, c_void_p, c_void_p]),
         "bpf_map_update_elem": (ctypes.c_int, [ctypes.c_int, c_void_p, c_void_p,
                                                ctypes.c_uint64]),
+        "bpf_map_delete_elem": (ctypes.c_int, [ctypes.c_int, c_void_p]),
         "bpf_map_lookup_batch": (ctypes.c_int, [ctypes.c_int, c_void_p, c_void_p, c_void_p,
                                                 c_void_p, ctypes.POINTER(ctypes.c_uint32),
                                                 c_void_p]),
