@@ -321,7 +321,8 @@ def bench_soak(args: argparse.Namespace) -> dict:
               f"{r['fds_warm_last'][0]} -> {r['fds_warm_last'][1]}, threads "
               f"{r['threads_warm_last'][0]} -> {r['threads_warm_last'][1]}; RSS every tenth "
               f"of the run (KiB): {' '.join(str(k) for k in r['rss_kb_tenths'])}, of it "
-              f"anonymous: {' '.join(str(k) for k in r['anon_kb_tenths'])}; not "
+              f"anonymous: {' '.join(str(k) for k in r['anon_kb_tenths'])}; threads the "
+              f"probe holds: {' '.join(str(k) for k in r['probe_threads_tenths'])}; not "
               f"restored: {len(r['not_restored'])}, not back as found: "
               f"{len(r['not_back'])}")
     return r

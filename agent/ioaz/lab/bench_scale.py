@@ -21,7 +21,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from array import array
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -243,9 +244,34 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
 PHASES = (("randread", 8, "4k"), ("read", 1, "128k"), ("write", 1, "128k"), (None, 0, ""))
 
 
-def _tenths(samples: list[dict[str, int]], key: str) -> list[int]:
-    """The value at the start, at every tenth of the run and at the end (11 values)."""
-    return [samples[min(len(samples) - 1, i * len(samples) // 10)][key] for i in range(11)]
+class Marks:
+    """A long run's samples: after its first window, at every tenth of it and at its end (11),
+    and after its first phase (`warm`)."""
+
+    def __init__(self, seconds: float, phase_s: float):
+        self.t0 = time.monotonic()
+        self.due = [seconds * i / 10 for i in range(10)]   # seconds into the run
+        self.phase_s = phase_s
+        self.tenths: list[dict[str, int]] = []
+        self.warm: dict[str, int] | None = None
+
+    def window(self, sample: Callable[[], dict[str, int]]) -> None:
+        """After a window: a sample if a mark has come (one for each passed, if a window
+        outlasted several)."""
+        elapsed = time.monotonic() - self.t0
+        taken = None
+        while self.due and elapsed >= self.due[0]:
+            self.due.pop(0)
+            taken = taken or sample()
+            self.tenths.append(taken)
+        if self.warm is None and elapsed >= self.phase_s:
+            self.warm = taken or sample()
+
+    def end(self, sample: dict[str, int]) -> None:
+        self.tenths += [sample] * (11 - len(self.tenths))   # a run cut short repeats its end
+
+    def of(self, key: str) -> list[int]:
+        return [s[key] for s in self.tenths]
 
 
 def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
@@ -257,9 +283,11 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
         for d in devs:
             BlockSysfs().write(d, ROTATIONAL, "1")
         originals = _originals(devs)
-        samples: list[dict[str, int]] = []
-        times: list[float] = []
-        cpu: list[float] = []
+        # The bench runs in the daemon's process, so what it keeps is in the RSS it reports:
+        # samples only at the tenths and after the first phase (a dict a window was 0.5 MB in
+        # 20 minutes), the windows' times as plain doubles.
+        marks = Marks(seconds, phase_s)
+        times, cpu = array("d"), array("d")
         loads: list[subprocess.Popen] = []
         ending: list[subprocess.Popen] = []   # the last phase's loads, reaped as they end
         t_end = time.monotonic() + seconds
@@ -284,29 +312,34 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
                     daemon.window()
                     times.append(time.monotonic() - c0)
                     cpu.append(time.process_time() - p0)
-                    samples.append(_sample())
+                    marks.window(lambda: {**_sample(), "probe_threads": getattr(
+                        daemon.observer.source, "threads_held", 0)})
                     time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
                 switches = sum(sum(r.switches.values()) for r in daemon.devices.values())
                 errors = sum(r.errors for r in daemon.devices.values())
+                marks.end({**_sample(), "probe_threads": getattr(
+                    daemon.observer.source, "threads_held", 0)})
         finally:
             for p in loads + ending:
                 p.kill()
                 p.wait()
         now = _originals(devs)
-    warm = samples[min(len(samples) - 1, int(phase_s / window_s))]   # after the first phase
+    warm, last = marks.warm or marks.tenths[0], marks.tenths[-1]
     return {"devices": n, "seconds": seconds, "phase_s": phase_s, "phases": phase,
             "loads_cgroup": loads_cgroup,
-            "windows": len(samples), "switches": switches, "errors": errors,
+            "windows": len(times), "switches": switches, "errors": errors,
             "cpu_ms_per_window": statistics.mean(cpu) * 1e3,
             "window_cpu_ms_max": max(cpu) * 1e3,
             "window_ms_median": statistics.median(times) * 1e3,
             "window_ms_max": max(times) * 1e3,
             "windows_over_length": sum(t > window_s for t in times),
-            "rss_kb_warm_last": [warm["rss_kb"], samples[-1]["rss_kb"]],
-            "fds_warm_last": [warm["fds"], samples[-1]["fds"]],
-            "threads_warm_last": [warm["threads"], samples[-1]["threads"]],
+            "rss_kb_warm_last": [warm["rss_kb"], last["rss_kb"]],
+            "fds_warm_last": [warm["fds"], last["fds"]],
+            "threads_warm_last": [warm["threads"], last["threads"]],
             # a leak grows with the run, a warming heap levels off: RSS every tenth of it
-            "rss_kb_tenths": _tenths(samples, "rss_kb"),
-            "anon_kb_tenths": _tenths(samples, "anon_kb"),
+            "rss_kb_tenths": marks.of("rss_kb"),
+            "anon_kb_tenths": marks.of("anon_kb"),
+            # the threads that did I/O which the probe holds, until it retires them
+            "probe_threads_tenths": marks.of("probe_threads"),
             "not_restored": _not_restored(out.get("stop", [])),
             "not_back": sorted(d for d in devs if now[d] != originals[d])}

@@ -1,0 +1,28 @@
+"""The soak's samples (ioaz.lab.bench_scale.Marks): taken at the tenths of the run and after its
+first phase, not every window, so that the bench does not grow the RSS it reports."""
+from __future__ import annotations
+
+from ioaz.lab import bench_scale
+
+
+def test_the_soaks_marks_are_its_tenths_and_its_first_phase(monkeypatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(bench_scale.time, "monotonic", lambda: now[0])
+    m = bench_scale.Marks(seconds=100.0, phase_s=20.0)
+    taken = []
+
+    def sample() -> dict[str, int]:
+        taken.append(now[0])
+        return {"rss_kb": int(now[0])}
+    for t in (100.5, 101, 105, 110.2, 119, 120.1, 125, 155, 201):
+        now[0] = t
+        m.window(sample)
+    m.end({"rss_kb": 999})
+    # 0, 10, 20, 30, 40, 50 s into the run came at these windows; 60-90 s at the one of 201
+    # (a window that outlasted four marks gives one sample for each)
+    assert m.of("rss_kb") == [100, 110, 120, 155, 155, 155, 201, 201, 201, 201, 999]
+    assert m.warm == {"rss_kb": 120}
+    assert taken == [100.5, 110.2, 120.1, 155, 201]   # one sample a window at most
+    short = bench_scale.Marks(seconds=100.0, phase_s=20.0)
+    short.end({"rss_kb": 7})                           # cut short: its end stands for the rest
+    assert short.of("rss_kb") == [7] * 11 and short.warm is None
