@@ -35,6 +35,9 @@ def test_a_changing_workload_leaves_nothing_behind():
     assert r["threads_warm_last"][1] == r["threads_warm_last"][0], r
     assert r["rss_kb_warm_last"][1] - r["rss_kb_warm_last"][0] < 8 << 10, r
     assert r["not_restored"] == [] and r["not_back"] == [], r
+    # reliability.md 6.7: no error and no traceback in the daemon's log
+    assert r["log"]["tracebacks"] == 0, r["log"]
+    assert not {"ERROR", "CRITICAL"} & set(r["log"]["levels"]), r["log"]
 
 
 @pytest.mark.root

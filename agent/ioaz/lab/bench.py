@@ -324,7 +324,8 @@ def bench_soak(args: argparse.Namespace) -> dict:
               f"anonymous: {' '.join(str(k) for k in r['anon_kb_tenths'])}; threads the "
               f"probe holds: {' '.join(str(k) for k in r['probe_threads_tenths'])}; not "
               f"restored: {len(r['not_restored'])}, not back as found: "
-              f"{len(r['not_back'])}")
+              f"{len(r['not_back'])}; logged at WARNING or above: "
+              f"{r['log']['levels'] or 'nothing'}, {r['log']['tracebacks']} tracebacks")
     return r
 
 

@@ -107,6 +107,27 @@ def _load_group(wanted: bool) -> Iterator[Path | None]:
                 time.sleep(0.1)
 
 
+class LogTally(logging.Handler):
+    """What the daemon logged at WARNING or above: counts by level, the records that carried
+    a traceback, and the first few messages (what 6.7 of reliability.md reads in the log)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.levels: dict[str, int] = {}
+        self.tracebacks = 0
+        self.first: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.levels[record.levelname] = self.levels.get(record.levelname, 0) + 1
+        self.tracebacks += bool(record.exc_info)
+        if len(self.first) < 5:
+            self.first.append(f"{record.levelname} {record.getMessage()[:300]}")
+
+    def summary(self) -> dict[str, Any]:
+        return {"levels": dict(self.levels), "tracebacks": self.tracebacks,
+                "first": list(self.first)}
+
+
 @contextmanager
 def _daemon(devs: list[str], window_s: float, sample: float | None,
             out: dict[str, Any]) -> Iterator[Any]:
@@ -120,7 +141,10 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
     from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
     from ..sysblock import BlockSysfs
 
-    logging.getLogger("ioaz").setLevel(logging.WARNING)
+    logger = logging.getLogger("ioaz")
+    logger.setLevel(logging.WARNING)
+    tally = LogTally()
+    logger.addHandler(tally)
     with tempfile.TemporaryDirectory() as tmp:
         cfg_file = Path(tmp) / "ioaz.yaml"
         cfg_file.write_text(f"window_s: {window_s}\nstate_dir: {tmp}/state\n"
@@ -136,6 +160,8 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
         finally:
             out["stop"] = daemon.stop()
             src.close()
+            logger.removeHandler(tally)
+            out["log"] = tally.summary()
 
 
 def _not_restored(stop: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -238,7 +264,8 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
             "rss_kb_first_last": [samples[0]["rss_kb"], samples[-1]["rss_kb"]],
             "fds_first_last": [samples[0]["fds"], samples[-1]["fds"]],
             "threads_first_last": [samples[0]["threads"], samples[-1]["threads"]],
-            "not_restored": _not_restored(out.get("stop", [])), "not_back": not_back}
+            "not_restored": _not_restored(out.get("stop", [])), "not_back": not_back,
+            "log": out.get("log", {})}
 
 
 PHASES = (("randread", 8, "4k"), ("read", 1, "128k"), ("write", 1, "128k"), (None, 0, ""))
@@ -342,4 +369,5 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
             # the threads that did I/O which the probe holds, until it retires them
             "probe_threads_tenths": marks.of("probe_threads"),
             "not_restored": _not_restored(out.get("stop", [])),
-            "not_back": sorted(d for d in devs if now[d] != originals[d])}
+            "not_back": sorted(d for d in devs if now[d] != originals[d]),
+            "log": out.get("log", {})}

@@ -1,5 +1,6 @@
-"""The soak's samples (ioaz.lab.bench_scale.Marks): taken at the tenths of the run and after its
-first phase, not every window, so that the bench does not grow the RSS it reports."""
+"""The soak's samples (ioaz.lab.bench_scale.Marks), taken at the tenths of the run and after its
+first phase, not every window, so that the bench does not grow the RSS it reports; and its
+tally of what the daemon logged (LogTally)."""
 from __future__ import annotations
 
 from ioaz.lab import bench_scale
@@ -26,3 +27,25 @@ def test_the_soaks_marks_are_its_tenths_and_its_first_phase(monkeypatch) -> None
     short = bench_scale.Marks(seconds=100.0, phase_s=20.0)
     short.end({"rss_kb": 7})                           # cut short: its end stands for the rest
     assert short.of("rss_kb") == [7] * 11 and short.warm is None
+
+
+def test_the_log_tally_counts_warnings_errors_and_tracebacks() -> None:
+    import logging
+    tally = bench_scale.LogTally()
+    log = logging.getLogger("ioaz.test_tally")
+    log.addHandler(tally)
+    try:
+        log.info("not counted")
+        log.warning("a device vanished")
+        log.error("a switch failed", exc_info=False)
+        try:
+            raise OSError("EMFILE")
+        except OSError:
+            log.exception("window failed")
+    finally:
+        log.removeHandler(tally)
+    got = tally.summary()
+    assert got["levels"] == {"WARNING": 1, "ERROR": 2}
+    assert got["tracebacks"] == 1
+    assert got["first"] == ["WARNING a device vanished", "ERROR a switch failed",
+                            "ERROR window failed"]
