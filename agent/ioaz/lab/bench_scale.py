@@ -271,6 +271,11 @@ def scale(n: int, windows: int, window_s: float = 1.0, busy_share: float = 0.3,
 PHASES = (("randread", 8, "4k"), ("read", 1, "128k"), ("write", 1, "128k"), (None, 0, ""))
 
 
+def _soak_sample(daemon: Any) -> dict[str, int]:
+    """The process's sample and the threads its probe holds (the probe's retirement at work)."""
+    return {**_sample(), "probe_threads": getattr(daemon.observer.source, "threads_held", 0)}
+
+
 class Marks:
     """A long run's samples: after its first window, at every tenth of it and at its end (11),
     and after its first phase (`warm`)."""
@@ -339,13 +344,11 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
                     daemon.window()
                     times.append(time.monotonic() - c0)
                     cpu.append(time.process_time() - p0)
-                    marks.window(lambda: {**_sample(), "probe_threads": getattr(
-                        daemon.observer.source, "threads_held", 0)})
+                    marks.window(lambda: _soak_sample(daemon))
                     time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
                 switches = sum(sum(r.switches.values()) for r in daemon.devices.values())
                 errors = sum(r.errors for r in daemon.devices.values())
-                marks.end({**_sample(), "probe_threads": getattr(
-                    daemon.observer.source, "threads_held", 0)})
+                marks.end(_soak_sample(daemon))
         finally:
             for p in loads + ending:
                 p.kill()
