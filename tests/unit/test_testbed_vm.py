@@ -68,3 +68,36 @@ def test_a_guest_that_dies_after_the_command_started_is_never_booted_again(
     with pytest.raises(TestbedError, match="middle of fio"):
         vm.run(["true"], vm.Options(results=tmp_path))
     assert len(calls) == 1
+
+
+def _fake_qemu(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """_boot_and_run with `sh -c script` in qemu's place (run in the results directory)."""
+    monkeypatch.setattr(vm.image_mod, "cached", lambda: object())
+    monkeypatch.setattr(vm.disks_mod, "qemu_args", lambda *a: [])
+    monkeypatch.setattr(vm, "qemu_command",
+                        lambda img, opts, results, run, disk_args:
+                        ["sh", "-c", f"cd {results} && {script}"])
+
+
+def test_a_boot_that_hangs_before_the_command_is_a_boot_death(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _fake_qemu(monkeypatch, "echo '[  20.1] systemd[1]: waiting'; sleep 30")
+    monkeypatch.setattr(vm, "BOOT_DEADLINE_S", 0.5)
+    with pytest.raises(vm.GuestCrashedBooting, match=r"had not started the command") as e:
+        vm._boot_and_run(["true"], vm.Options(results=tmp_path, timeout_s=20), tmp_path, False)
+    assert "systemd[1]: waiting" in str(e.value)
+
+
+def test_a_command_that_hangs_is_reported_with_its_last_output(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _fake_qemu(monkeypatch, "echo 24.0 > .testbed/started; "
+                            "printf '@@ insmod ok\\n@@ fifo fifo 120\\n' > .testbed/output; "
+                            "echo 'INFO: task fio:312 blocked for more than 120 seconds.'; "
+                            "sleep 30")
+    with pytest.raises(TestbedError) as e:
+        vm._boot_and_run(["true"], vm.Options(results=tmp_path, timeout_s=1.5), tmp_path, False)
+    msg = str(e.value)
+    assert not isinstance(e.value, vm.GuestCrashedBooting)
+    assert "did not finish within 2 s" in msg and "the command started" in msg
+    assert "@@ fifo fifo 120" in msg
+    assert "task fio:312 blocked for more than 120 seconds" in msg
