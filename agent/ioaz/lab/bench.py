@@ -49,6 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="scale, soak: the fio loads in a CPU cgroup of their own, as the "
                         "workload and ioazd.service are under systemd (default: the loads are "
                         "this process's children and compete with the daemon thread by thread)")
+    p.add_argument("--switches-per-hour", type=int, default=None, metavar="N",
+                   help="soak: each device's switch budget (default 3600, one a window, so "
+                        "that it switches for the whole run; ioazd's own default is 12)")
     # report (ioaz.lab.report_suites)
     p.add_argument("--quick", action="store_true", help="report: short runs (make test)")
     p.add_argument("--real", action="store_true",
@@ -309,12 +312,15 @@ def bench_soak(args: argparse.Namespace) -> dict:
     (default 1800) (ioaz.lab.bench_scale)."""
     from . import bench_scale as b
     r = b.soak(args.devices or 8, args.seconds, sample=args.sample,
-               loads_cgroup=args.loads_cgroup)
+               loads_cgroup=args.loads_cgroup,
+               switches_per_hour=args.switches_per_hour or b.SOAK_SWITCHES_PER_HOUR)
     if not args.json:
         print(f"{r['devices']} devices, {r['seconds']:g} s, {r['phases']} phases of "
-              f"{r['phase_s']:g} s, {r['windows']} windows, {r['switches']} switches, "
-              f"{r['errors']} errors; CPU {r['cpu_ms_per_window']:.1f} ms a window, window "
-              f"median {r['window_ms_median']:.1f} ms, max {r['window_ms_max']:.1f} ms, "
+              f"{r['phase_s']:g} s, {r['windows']} windows, {r['switches']} switches "
+              f"(at most {r['switches_per_hour']} an hour a device; by the tenths: "
+              f"{' '.join(str(k) for k in r['switches_tenths'])}; {r['history_kept']} in the "
+              f"history), {r['errors']} errors; CPU {r['cpu_ms_per_window']:.1f} ms a window, "
+              f"window median {r['window_ms_median']:.1f} ms, max {r['window_ms_max']:.1f} ms, "
               f"{r['windows_over_length']} over its length; after the first phase -> at the "
               f"end: RSS "
               f"{r['rss_kb_warm_last'][0]} -> {r['rss_kb_warm_last'][1]} KiB, descriptors "
