@@ -32,9 +32,9 @@ def test_a_changing_workload_leaves_nothing_behind():
     print(r)
     assert r["phases"] == 4 and r["switches"] >= 3 and r["errors"] == 0, r
     # switching goes on after the first phase (the soak's budget holds no device), and every
-    # switch is in the history
+    # switch is in the history (with the policy changes that kept the scheduler)
     assert r["switches_tenths"][-1] > r["switches_tenths"][3], r["switches_tenths"]
-    assert r["history_kept"] == r["switches"], r
+    assert r["history_kept"] >= r["switches"], r
     assert r["fds_warm_last"][1] - r["fds_warm_last"][0] <= 2, r
     assert r["threads_warm_last"][1] == r["threads_warm_last"][0], r
     assert r["rss_kb_warm_last"][1] - r["rss_kb_warm_last"][0] < 8 << 10, r

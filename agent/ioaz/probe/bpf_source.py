@@ -9,6 +9,7 @@ import struct
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ..sysblock import BlockSysfs
 from . import libbpf
@@ -55,6 +56,8 @@ ALWAYS_ON = ("on_bio_queue", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_mer
 # horizon (a few seconds), so a snapshot still counts every process that submitted since the
 # read before it.
 RETIRE_IDLE_S = 120.0
+# A map is read in batches of at most this many bytes of values (and at most 256 entries).
+DUMP_BYTES = 64 << 10
 
 
 class BpfSource:
@@ -95,6 +98,7 @@ class BpfSource:
         # (dev, tgid, tid) -> when its count last changed (monotonic ns)
         self._proc_changed: dict[tuple[int, int, int], int] = {}
         self.retire_idle_ns = int(retire_idle_s * 1e9)
+        self._bufs: dict[int, tuple[Any, Any, int]] = {}   # map fd -> its batch buffers
 
     def open(self) -> BpfSource:
         if self.plan:
@@ -123,6 +127,7 @@ class BpfSource:
             self.sampler.stop()
             self.sampler = None
         self.obj.close()
+        self._bufs.clear()   # a map opened again may get another fd
         self._fds.clear()
 
     def suspend(self) -> None:
@@ -153,13 +158,22 @@ class BpfSource:
 
     # -- reading --
 
+    def _buffers(self, fd: int, key_size: int, value_size: int) -> tuple[Any, Any, int]:
+        """The batch buffers of a map, made at its first read and kept: a window's dump must
+        not zero-fill and copy a megabyte (dev_stats' per-CPU values are 2 KiB a CPU), which
+        under an emulated CPU is a measurable part of the window."""
+        bufs = self._bufs.get(fd)
+        if bufs is None:
+            chunk = max(1, min(256, DUMP_BYTES // value_size))
+            bufs = self._bufs[fd] = (ctypes.create_string_buffer(key_size * chunk),
+                                     ctypes.create_string_buffer(value_size * chunk), chunk)
+        return bufs
+
     def _dump(self, fd: int, key_size: int, value_size: int) -> list[tuple[bytes, bytes]]:
         """All (key, value) pairs of a hash map, by batch lookup, by iteration if unsupported."""
         L = libbpf.lib()
         out: list[tuple[bytes, bytes]] = []
-        chunk = 256
-        keys = ctypes.create_string_buffer(key_size * chunk)
-        vals = ctypes.create_string_buffer(value_size * chunk)
+        keys, vals, chunk = self._buffers(fd, key_size, value_size)
         in_tok = ctypes.c_uint64(0)
         out_tok = ctypes.c_uint64(0)
         first = True
@@ -172,7 +186,9 @@ class BpfSource:
                 if first and -ret in (22, 95, 524):  # EINVAL/ENOTSUP/ENOTSUPP: old kernel
                     return self._dump_by_iteration(fd, key_size, value_size)
                 raise libbpf.LibbpfError(-ret, f"batch lookup: {os.strerror(-ret)}")
-            raw_k, raw_v = keys.raw, vals.raw
+            # only what the kernel filled: .raw would copy the whole buffer
+            raw_k = ctypes.string_at(keys, count.value * key_size)
+            raw_v = ctypes.string_at(vals, count.value * value_size)
             for i in range(count.value):
                 out.append((raw_k[i * key_size:(i + 1) * key_size],
                             raw_v[i * value_size:(i + 1) * value_size]))
