@@ -52,6 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--switches-per-hour", type=int, default=None, metavar="N",
                    help="soak: each device's switch budget (default 3600, one a window, so "
                         "that it switches for the whole run; ioazd's own default is 12)")
+    p.add_argument("--history", type=int, default=None, metavar="N",
+                   help="soak: the switches the daemon keeps (default ioazd's 500; fewer, to "
+                        "see the memory once the history is full within a short run)")
     # report (ioaz.lab.report_suites)
     p.add_argument("--quick", action="store_true", help="report: short runs (make test)")
     p.add_argument("--real", action="store_true",
@@ -313,7 +316,8 @@ def bench_soak(args: argparse.Namespace) -> dict:
     from . import bench_scale as b
     r = b.soak(args.devices or 8, args.seconds, sample=args.sample,
                loads_cgroup=args.loads_cgroup,
-               switches_per_hour=args.switches_per_hour or b.SOAK_SWITCHES_PER_HOUR)
+               switches_per_hour=args.switches_per_hour or b.SOAK_SWITCHES_PER_HOUR,
+               history=args.history)
     if not args.json:
         print(f"{r['devices']} devices, {r['seconds']:g} s, {r['phases']} phases of "
               f"{r['phase_s']:g} s, {r['windows']} windows, {r['switches']} switches "

@@ -130,10 +130,12 @@ class LogTally(logging.Handler):
 
 @contextmanager
 def _daemon(devs: list[str], window_s: float, sample: float | None,
-            out: dict[str, Any], decide: str = "") -> Iterator[Any]:
+            out: dict[str, Any], decide: str = "",
+            history: int | None = None) -> Iterator[Any]:
     """ioazd's daemon over these devices (name globs), with the BPF probe, in a state
     directory of its own; stopped on the way out, every device put back (what stop() said
-    goes to out["stop"]). `decide`: more of its decide settings, "key: value, ..."."""
+    goes to out["stop"]). `decide`: more of its decide settings, "key: value, ...";
+    `history`: the switches it keeps (its own default when None)."""
     from ..actuate import Actuator, StateStore
     from ..daemon.compose import build
     from ..daemon.config import load_config
@@ -150,7 +152,8 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
         cfg_file.write_text(f"window_s: {window_s}\nstate_dir: {tmp}/state\n"
                             f"devices: {{include: [{', '.join(devs)}], exclude: []}}\n"
                             "decide: {hysteresis_windows: 2, min_dwell_s: 2, cooldown_s: 1"
-                            f"{', ' + decide if decide else ''}}}\n")
+                            f"{', ' + decide if decide else ''}}}\n"
+                            + (f"history: {history}\n" if history else ""))
         cfg = load_config(cfg_file)
         sysfs = BlockSysfs()
         src = BpfSource(sample=SamplePlan(DEFAULT_FRACTION if sample is None else sample)).open()
@@ -318,9 +321,11 @@ SOAK_SWITCHES_PER_HOUR = 3600
 
 def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
          sample: float | None = None, loads_cgroup: bool = False,
-         switches_per_hour: int = SOAK_SWITCHES_PER_HOUR) -> dict[str, Any]:
+         switches_per_hour: int = SOAK_SWITCHES_PER_HOUR,
+         history: int | None = None) -> dict[str, Any]:
     """n loop devices whose workload changes every phase_s (PHASES in turn), for `seconds`,
-    under a budget of switches_per_hour for each device."""
+    under a budget of switches_per_hour for each device, keeping `history` switches (ioazd's
+    500 when None; fewer, to see the memory once the history is full within a short run)."""
     with Loops(n, 256) as devs, _load_group(loads_cgroup) as group:
         # loops over /dev/shm say they do not spin; as disks that do, they get IOAZ's tables,
         # whose cells differ from workload to workload (the soak is about switching)
@@ -340,7 +345,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
         out: dict[str, Any] = {}
         try:
             with _daemon(devs, window_s, sample, out,
-                         f"max_switches_per_hour: {switches_per_hour}") as daemon:
+                         f"max_switches_per_hour: {switches_per_hour}", history) as daemon:
                 while time.monotonic() < t_end:
                     t0 = time.monotonic()
                     if t0 >= next_phase:
