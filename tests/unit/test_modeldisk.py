@@ -108,10 +108,11 @@ def test_a_random_read_takes_the_models_time(disk) -> None:
     c.close()
 
 
-def model_time(offsets: list[int], gap_s: float) -> float:
-    """The simulator's own time for synchronous 4 KiB reads, each sent gap_s after the last."""
+def model_time(offsets: list[int], gap_s: float, start: int = 0) -> float:
+    """The simulator's own time for synchronous 4 KiB reads, each sent gap_s after the last,
+    after one read at `start`."""
     dev = load_device("wd500")
-    t = dev.access(Request(0, 1, 0, 8, False, True, 0.0), 0.0)
+    t = dev.access(Request(0, 1, start // 512, 8, False, True, 0.0), 0.0)
     start = t
     for i, off in enumerate(offsets):
         t += gap_s
@@ -126,15 +127,23 @@ def test_the_path_credit_takes_the_path_off_the_models_time(disk, credit: bool) 
     # the client sees, as if the drive were attached with no path in between
     path = 0.005
     c = disk(credit_us=path * 1e6 if credit else 0.0)
-    offsets = [(i * 37 % 12 + 1) * 35 * GB for i in range(12)]
-    c.read(0, 4096)
-    t = time.monotonic()
-    for off in offsets:
-        time.sleep(path)
-        c.read(off, 4096)
-    took = time.monotonic() - t
-    want = model_time(offsets, 0.0) if credit else model_time(offsets, path)
-    assert 0.97 * want < took < want + len(offsets) * 0.0015, (took, want)
+    # Three passes over other places (a pass again over the same ones would hit the drive's
+    # cache); a loaded machine only adds time, so the pass it delayed least is judged. A
+    # credit that is not taken, or taken twice, is off by 60 ms in every pass.
+    passes = []
+    for rep in range(3):
+        start = rep * GB
+        offsets = [(i * 37 % 12 + 1) * 35 * GB + start for i in range(12)]
+        c.read(start, 4096)
+        t = time.monotonic()
+        for off in offsets:
+            time.sleep(path)
+            c.read(off, 4096)
+        took = time.monotonic() - t
+        want = model_time(offsets, 0.0 if credit else path, start)
+        passes.append((took - want, took, want))
+    _, took, want = min(passes)
+    assert 0.97 * want < took < want + len(offsets) * 0.0015, passes
     c.close()
 
 
