@@ -365,7 +365,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
                     marks.window(lambda: _soak_sample(daemon))
                     time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
                 errors = sum(r.errors for r in daemon.devices.values())
-                history = len(daemon.history)
+                kept = len(daemon.history)
                 marks.end(_soak_sample(daemon))
         finally:
             for p in loads + ending:
@@ -378,7 +378,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
             "switches_per_hour": switches_per_hour,
             "windows": len(times), "switches": marks.of("switches")[-1], "errors": errors,
             # switching goes on through the run while these keep rising
-            "switches_tenths": marks.of("switches"), "history_kept": history,
+            "switches_tenths": marks.of("switches"), "history_kept": kept,
             "cpu_ms_per_window": statistics.mean(cpu) * 1e3,
             "window_cpu_ms_max": max(cpu) * 1e3,
             "window_ms_median": statistics.median(times) * 1e3,
