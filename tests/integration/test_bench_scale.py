@@ -37,6 +37,8 @@ def test_a_changing_workload_leaves_nothing_behind():
     # switch is in the history, with the policy changes that kept the scheduler.
     assert r["switches_tenths"][-1] > r["switches_tenths"][2], r["switches_tenths"]
     assert r["history_kept"] >= r["switches"], r
+    # a window over its length is listed with the switches made in it
+    assert len(r["long_windows"]) == min(r["windows_over_length"], 50), r
     assert r["fds_warm_last"][1] - r["fds_warm_last"][0] <= 2, r
     assert r["threads_warm_last"][1] == r["threads_warm_last"][0], r
     assert r["rss_kb_warm_last"][1] - r["rss_kb_warm_last"][0] < 8 << 10, r

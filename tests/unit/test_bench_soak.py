@@ -49,3 +49,22 @@ def test_the_log_tally_counts_warnings_errors_and_tracebacks() -> None:
     assert got["tracebacks"] == 1
     assert got["first"] == ["WARNING a device vanished", "ERROR a switch failed",
                             "ERROR window failed"]
+
+
+def test_a_long_window_names_the_switches_made_in_it() -> None:
+    """Only the history's entries from the window's start on are its switches, each with the
+    time its queue was frozen."""
+    from types import SimpleNamespace
+
+    from ioaz.lab.bench_scale import _long_window
+    history = [{"time": 99.0, "device": "loop0", "from_scheduler": "none",
+                "to_scheduler": "bfq", "stall_s": 0.02},
+               {"time": 100.5, "device": "loop1", "from_scheduler": "bfq",
+                "to_scheduler": "mq-deadline", "stall_s": 1.2345},
+               {"time": 100.6, "device": "loop2", "from_scheduler": "none",
+                "to_scheduler": "none", "stall_s": None}]
+    w = _long_window(SimpleNamespace(history=history), 12.34, 1.5, 100.0)
+    assert w == {"at_s": 12.3, "ms": 1500.0, "switches": [
+        {"device": "loop1", "from": "bfq", "to": "mq-deadline", "stall_ms": 1234.5},
+        {"device": "loop2", "from": "none", "to": "none", "stall_ms": None}]}
+    assert _long_window(SimpleNamespace(history=history), 1.0, 1.1, 200.0)["switches"] == []

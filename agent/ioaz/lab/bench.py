@@ -336,6 +336,10 @@ def bench_soak(args: argparse.Namespace) -> dict:
               f"restored: {len(r['not_restored'])}, not back as found: "
               f"{len(r['not_back'])}; logged at WARNING or above: "
               f"{r['log']['levels'] or 'nothing'}, {r['log']['tracebacks']} tracebacks")
+        for w in r["long_windows"]:
+            made = ", ".join(f"{s['device']} {s['from']} -> {s['to']} (queue frozen "
+                             f"{s['stall_ms']} ms)" for s in w["switches"]) or "no switch"
+            print(f"  window at {w['at_s']} s took {w['ms']} ms: {made}")
     return r
 
 

@@ -312,6 +312,20 @@ class Marks:
         return [s[key] for s in self.tenths]
 
 
+LONG_WINDOWS_KEPT = 50
+
+
+def _long_window(daemon: Any, at_s: float, length_s: float, wall0: float) -> dict[str, Any]:
+    """A window over its length and the switches made in it, each with the time its device's
+    queue was frozen (`stall_ms`): which switch, on which load, held the window up."""
+    made = [h for h in daemon.history if h["time"] >= wall0]
+    return {"at_s": round(at_s, 1), "ms": round(length_s * 1e3, 1),
+            "switches": [{"device": h["device"], "from": h["from_scheduler"],
+                          "to": h["to_scheduler"],
+                          "stall_ms": None if h["stall_s"] is None else
+                          round(h["stall_s"] * 1e3, 1)} for h in made]}
+
+
 # The soak's switch budget: one a window, so that it never holds a device and the daemon
 # switches for the whole run. At ioazd's default (12 an hour) 8 devices made their 96 switches
 # in the first minutes of a 30-minute soak and were held by the budget for the rest, which left
@@ -337,6 +351,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
         # 20 minutes), the windows' times as plain doubles.
         marks = Marks(seconds, phase_s)
         times, cpu = array("d"), array("d")
+        over: list[dict[str, Any]] = []
         loads: list[subprocess.Popen] = []
         ending: list[subprocess.Popen] = []   # the last phase's loads, reaped as they end
         t_end = time.monotonic() + seconds
@@ -358,10 +373,12 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
                         phase += 1
                         next_phase = t0 + phase_s
                     ending = [p for p in ending if p.poll() is None]
-                    c0, p0 = time.monotonic(), time.process_time()
+                    c0, p0, w0 = time.monotonic(), time.process_time(), time.time()
                     daemon.window()
                     times.append(time.monotonic() - c0)
                     cpu.append(time.process_time() - p0)
+                    if times[-1] > window_s and len(over) < LONG_WINDOWS_KEPT:
+                        over.append(_long_window(daemon, c0 - marks.t0, times[-1], w0))
                     marks.window(lambda: _soak_sample(daemon))
                     time.sleep(max(0.0, window_s - (time.monotonic() - t0)))
                 errors = sum(r.errors for r in daemon.devices.values())
@@ -384,6 +401,7 @@ def soak(n: int, seconds: float, phase_s: float = 20.0, window_s: float = 1.0,
             "window_ms_median": statistics.median(times) * 1e3,
             "window_ms_max": max(times) * 1e3,
             "windows_over_length": sum(t > window_s for t in times),
+            "long_windows": over,
             "rss_kb_warm_last": [warm["rss_kb"], last["rss_kb"]],
             "fds_warm_last": [warm["fds"], last["fds"]],
             "threads_warm_last": [warm["threads"], last["threads"]],

@@ -60,6 +60,7 @@ class Plan:
     raid: str | None = None              # "0" | "5" | "10": the raw workloads on an md array
     members: int = 4                     # its disks
     chunk_kb: int = 512                  # its chunk (mdadm's default)
+    profile: bool = False                # ioazd under cProfile, a .prof file a run
 
     def disk_spec(self) -> str:
         """The raw disk (or the array's members) first, then the file system's disk."""
@@ -179,7 +180,7 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "workloads": [w.name for w in plan.workloads], "contenders": plan.contenders,
         "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
-        "chunk_kb": plan.chunk_kb,
+        "chunk_kb": plan.chunk_kb, "profile": plan.profile,
         "ioazd": contender_configs(plan.contenders, plan.queue_depth),
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()

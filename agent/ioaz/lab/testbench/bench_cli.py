@@ -43,6 +43,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the VM path's cost per request (default: measured in a first boot)")
     g.add_argument("--beside", default="", metavar="TEXT",
                    help="what else runs on the host meanwhile, for the report")
+    g.add_argument("--profile-ioazd", action="store_true",
+                   help="run ioazd under cProfile: each of its runs leaves "
+                        "guest/raw/WORKLOAD.CONTENDER.ROUND.ioazd.prof (pstats format)")
     g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
                    help="write the report from an earlier run's DIR/guest, booting nothing")
 
@@ -83,7 +86,8 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                       rounds=rounds, runtime_s=args.runtime, phase_s=args.phase,
                       model=args.model, kernel=args.kernel,
                       queue_depth=args.queue_depth, path_credit_us=args.path_credit_us,
-                      raid=args.raid, members=args.members, chunk_kb=args.chunk_kb)
+                      raid=args.raid, members=args.members, chunk_kb=args.chunk_kb,
+                      profile=args.profile_ioazd)
 
 
 def elevators_for(series: str) -> None:

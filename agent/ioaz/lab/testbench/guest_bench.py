@@ -118,14 +118,16 @@ def quiesce() -> None:
 class Ioazd:
     """ioazd from the shared checkout, its log lines stamped with seconds since start."""
 
-    def __init__(self, config: dict[str, Any], logfile: Path) -> None:
+    def __init__(self, config: dict[str, Any], logfile: Path, profile: Path | None = None
+                 ) -> None:
         cfg = Path("/run/ioaz-bench/ioazd.yaml")
         cfg.parent.mkdir(parents=True, exist_ok=True)   # no static run may have made it yet
         cfg.write_text(json.dumps(config))   # JSON is YAML
         self.t0 = time.monotonic()
         self.proc = subprocess.Popen(
             # --verbose: every window's class and verdict, for the report's switch lags
-            [sys.executable, "-m", "ioaz.daemon.main", "--config", str(cfg), "--verbose"],
+            [sys.executable, *(["-m", "cProfile", "-o", str(profile)] if profile else []),
+             "-m", "ioaz.daemon.main", "--config", str(cfg), "--verbose"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.out = open(logfile, "w")
         self.started = threading.Event()
@@ -232,7 +234,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
             if not res.ok:
                 raise RuntimeError(f"{d}: switching to {static}: {'; '.join(res.errors)}")
     if contender.startswith("ioazd"):
-        daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log")
+        daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log",
+                       raw / f"{tag}.ioazd.prof" if plan.get("profile") else None)
     stat_devs = list(dict.fromkeys([*devs, rawdev]))
     before = disk_stats(act.sysfs, stat_devs)
     busy0 = cpu_busy_s()
