@@ -113,7 +113,7 @@ class Observer:
     def start(self) -> list[str]:
         """Take the first snapshot; returns the devices watched."""
         names = self._wanted()
-        self.prev = self._complete(self.source.read(), names)
+        self.prev = self._complete(self.source.read(names), names)
         self.watching = list(self.prev)
         self.identities = {name: self.sysfs.identity(name) for name in self.watching}
         return self.watching
@@ -121,7 +121,7 @@ class Observer:
     def step(self) -> Window:
         """The window since the previous call (or start())."""
         names = self._wanted()
-        cur = self._complete(self.source.read(), names)
+        cur = self._complete(self.source.read(names), names)
         w = Window()
         for name in self.watching:
             if name not in cur:

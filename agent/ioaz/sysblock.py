@@ -29,6 +29,8 @@ QUEUE_DEPTH = "device/queue_depth"
 ROTATIONAL = "queue/rotational"
 # Queue-level settings in the order apply() writes them; restore() goes the other way.
 QUEUE_SETTINGS = (NR_REQUESTS, READ_AHEAD_KB, QUEUE_DEPTH)
+# how many device directories disk_of_devt keeps the disk of (then it starts afresh)
+DIRS_REMEMBERED = 4096
 
 _BRACKETED = re.compile(r"\[([^\]]+)\]")
 
@@ -73,6 +75,11 @@ class BlockSysfs:
         # Plain strings for the paths read every window: pathlib's joins cost more than the
         # read itself where Python is slow (a VM without KVM runs ioazd beside the I/O path).
         self._block = os.path.join(root, "block")
+        self._dev_block = os.path.join(root, "dev", "block")
+        # a device directory -> its whole disk's name. A directory's place in the tree says
+        # what it is for as long as it exists (sda/sda1 is always sda's partition), so only
+        # the link from the device number, which a new device may take, is read every window.
+        self._disk_of_dir: dict[str, str] = {}
 
     def device_dir(self, device: str) -> Path:
         return self.root / "block" / device
@@ -197,17 +204,28 @@ class BlockSysfs:
     def disk_of_devt(self, major: int, minor: int) -> str | None:
         """The whole-disk name of a device number: a partition folds into its disk.
 
-        The link is read and resolved by name, not by realpath(): this runs for every device
-        every window, and realpath's lstat of each of the target's ten-odd components is most
-        of the probe's read where a system call is dear (a VM without KVM)."""
-        link = self.root / "dev" / "block" / f"{major}:{minor}"
+        This runs for every device every window, where a system call is dear (a VM without
+        KVM): the link is read and resolved by name, not by realpath() (an lstat of each of
+        the target's ten-odd components), and a directory already seen is not looked at
+        again."""
         try:
-            target = os.path.normpath(os.path.join(link.parent, os.readlink(link)))
+            target = os.readlink(os.path.join(self._dev_block, f"{major}:{minor}"))
         except OSError:
             return None
-        if os.path.exists(os.path.join(target, "partition")):
-            return os.path.basename(os.path.dirname(target))
-        return os.path.basename(target) if os.path.isdir(target) else None
+        disk = self._disk_of_dir.get(target)
+        if disk is not None:
+            return disk
+        path = os.path.normpath(os.path.join(self._dev_block, target))
+        if os.path.exists(os.path.join(path, "partition")):
+            disk = os.path.basename(os.path.dirname(path))
+        elif os.path.isdir(path):
+            disk = os.path.basename(path)
+        else:
+            return None   # gone between the link and the look
+        if len(self._disk_of_dir) >= DIRS_REMEMBERED:   # hot-plugs name new directories
+            self._disk_of_dir.clear()
+        self._disk_of_dir[target] = disk
+        return disk
 
     def partitions(self, device: str) -> list[str]:
         d = self.device_dir(device)

@@ -234,6 +234,10 @@ def test_drift_is_a_change_behind_our_back(act: Actuator, kernel: FakeKernel) ->
     kernel.write("sdb", sf.SCHEDULER, "none")
     keys = {d.key for d in act.check_drift("sdb")}
     assert keys == {sf.SCHEDULER, sf.NR_REQUESTS}  # the gone knobs are not listed
+    # the scheduler line the caller has just read stands for the file, either way
+    assert {d.key for d in act.check_drift("sdb", "none")} == keys
+    kernel.write("sdb", sf.SCHEDULER, "bfq")
+    assert {d.key for d in act.check_drift("sdb", "none")} == keys
 
 
 def test_our_own_switch_resetting_nr_requests_is_not_drift(act: Actuator) -> None:

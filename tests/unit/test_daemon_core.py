@@ -37,7 +37,7 @@ class FakeSource:
     def __init__(self, names):
         self.names, self.t = list(names), 0.0
 
-    def read(self):
+    def read(self, names=None):
         self.t += 1.0
         return {n: busy(n, self.t, 500) for n in self.names}
 
@@ -52,7 +52,7 @@ class FakeActuator:
     knobs: list = field(default_factory=list)
     last_written: dict = field(default_factory=dict)
 
-    def check_drift(self, device):
+    def check_drift(self, device, scheduler=None):
         return []
 
     def apply_tuned(self, device, realisation, features, queue=None, raid=False):
@@ -117,7 +117,7 @@ def test_a_window_out_of_descriptors_keeps_every_device_and_the_next_one_goes_on
     d.start()
     real = d.source.read
 
-    def out_of_descriptors():
+    def out_of_descriptors(names=None):
         raise OSError(errno.EMFILE, "Too many open files", "/sys/block")
     d.source.read = out_of_descriptors
     for _ in range(3):

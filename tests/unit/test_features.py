@@ -278,8 +278,10 @@ class FakeSource:
 
     def __init__(self, snaps):
         self.snaps = list(snaps)
+        self.asked = []
 
-    def read(self):
+    def read(self, names=None):
+        self.asked.append(sorted(names) if names is not None else None)
         return self.snaps.pop(0)
 
     def close(self):
@@ -304,6 +306,8 @@ def test_observer_reports_a_vanished_device_and_goes_on(tmp_path):
     assert w.vanished == ["sdb"]
     assert [f.device for f in w.features] == ["sda"]
     assert w.features[0].iops == pytest.approx(100)
+    # the source is asked for the window's disks only, not for every disk it could read
+    assert obs.source.asked == [["sda", "sdb"], ["sda", "sdb"], ["sda"]]
 
 
 def test_observer_sees_another_disk_take_a_name_between_two_windows(tmp_path):

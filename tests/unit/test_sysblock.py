@@ -73,6 +73,25 @@ def test_a_partition_folds_into_its_disk_and_holders_are_listed(tmp_path: Path) 
     assert kernel.holders("sda", "sda1") == ["dm-0"] and kernel.holders("sda") == []
 
 
+def test_a_device_number_taken_by_another_device_folds_into_that_one(tmp_path: Path) -> None:
+    """disk_of_devt keeps the disk of each directory it has seen, not of each number: a
+    number another device takes (nvme's 259:N are handed out as devices come) names the new
+    device's disk, and a number whose device is gone names none."""
+    kernel = FakeKernel(tmp_path / "sys")
+    kernel.add_device("nvme0n1", dev="259:0")
+    kernel.add_partition("nvme0n1", "nvme0n1p1", dev="259:1")
+    assert [kernel.disk_of_devt(259, m) for m in (0, 1, 0, 1)] == ["nvme0n1"] * 4
+    kernel.remove_device("nvme0n1")
+    (kernel.root / "dev" / "block" / "259:1").unlink()
+    assert kernel.disk_of_devt(259, 0) is None and kernel.disk_of_devt(259, 1) is None
+    kernel.add_device("nvme1n1", dev="259:1")
+    kernel.add_partition("nvme1n1", "nvme1n1p1", dev="259:0")
+    assert kernel.disk_of_devt(259, 1) == "nvme1n1" and kernel.disk_of_devt(259, 0) == "nvme1n1"
+    # the directory came back under the same name, now as a disk of its own: still right
+    kernel.add_device("nvme0n1", dev="259:2")
+    assert kernel.disk_of_devt(259, 2) == "nvme0n1"
+
+
 def test_only_disks_with_a_scheduler_and_a_medium_are_scheduled(tmp_path: Path) -> None:
     kernel = FakeKernel(tmp_path / "sys")
     kernel.add_device("sda", dev="8:0")

@@ -334,12 +334,12 @@ class Actuator:
 
     # ---- drift ---------------------------------------------------------------------------
 
-    def check_drift(self, device: str) -> list[Drift]:
+    def check_drift(self, device: str, scheduler: str | None = None) -> list[Drift]:
         """Values that differ from what we last wrote (udev, tuned, an administrator).
 
         A different scheduler makes its knobs meaningless, so then only the scheduler and the
         queue settings are compared. An empty list: nothing changed behind our back (or we never
-        wrote to this device).
+        wrote to this device). `scheduler`: the active one, when the caller has just read it.
         """
         mem = self.last_written.get(device)
         if not mem:
@@ -350,7 +350,8 @@ class Actuator:
             if sched_changed and sf.is_knob_key(key):
                 continue
             try:
-                actual: str | None = self._current(device, key)
+                actual: str | None = scheduler if key == sf.SCHEDULER and scheduler else \
+                    self._current(device, key)
             except (OSError, ValueError):
                 actual = None
             if actual != expected:

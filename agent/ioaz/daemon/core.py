@@ -132,13 +132,15 @@ class Daemon:
         self.devices[name] = rec
         return rec
 
-    def _refresh_scheduler(self, rec: DeviceRecord) -> None:
+    def _refresh_scheduler(self, rec: DeviceRecord) -> bool:
+        """The device's scheduler line read again; False when it could not be read."""
         try:
             line = self.sysfs.scheduler(rec.name)
         except OSError:
-            return
+            return False
         rec.available, rec.scheduler = line.available, line.active
         rec.state = replace(rec.state, available=rec.available)
+        return True
 
     def window(self) -> list[Decision]:
         """One window for every device: read the facts, decide, apply. Never raises for one
@@ -190,11 +192,13 @@ class Daemon:
     def _read_facts(self, rec: DeviceRecord, f: WindowFeatures) -> None:
         """What is true of the device now: its scheduler line, the window, and whether someone
         changed what ioaz set (then the device goes to manual)."""
-        self._refresh_scheduler(rec)
+        read = self._refresh_scheduler(rec)
         rec.features = f
         rec.snapshot = self.observer.prev.get(rec.name)
         if rec.state.mode not in (Mode.MANUAL, Mode.PAUSED):
-            drift = self.actuator.check_drift(rec.name)
+            # the line just read is the scheduler's now: not read twice (each read is dear
+            # where a system call is, in a VM without KVM)
+            drift = self.actuator.check_drift(rec.name, rec.scheduler if read else None)
             if drift:
                 why = ", ".join(f"{d.key} is {d.actual!r}, we set {d.expected!r}"
                                 for d in drift)

@@ -6,6 +6,7 @@ headers) and falls back to /proc/diskstats, saying why.
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 from typing import Protocol
 
 from ..sysblock import BlockSysfs
@@ -21,7 +22,10 @@ PROBE_CHOICES = ("auto", "bpf", "bcc", "diskstats")
 class Source(Protocol):
     name: str
 
-    def read(self) -> Snapshot: ...
+    def read(self, names: Collection[str] | None = None) -> Snapshot:
+        """Every device's cumulative counters; with `names`, at least those disks' (the
+        window's own, so that a source need not read the others)."""
+        ...
 
     def close(self) -> None: ...
 

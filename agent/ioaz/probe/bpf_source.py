@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import operator
 import os
 import struct
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -230,7 +231,7 @@ class BpfSource:
             prev = key
         return out
 
-    def read(self) -> Snapshot:
+    def read(self, names: Collection[str] | None = None) -> Snapshot:
         if not self._fds:
             raise ProbeUnavailable("probe is not open")
         # procs before dev_stats: a process's count is its flushed bios (procs) plus the bios
@@ -249,9 +250,13 @@ class BpfSource:
         snap = fold_partitions(by_dev.values(), self.sysfs)
         if self.plan is None:
             return snap
-        wanted = set(self.sysfs.devices())  # every whole disk; the observer picks
+        if names is None:
+            wanted = set(self.sysfs.devices()) | set(snap)   # every whole disk
+        else:
+            wanted = set(names)   # the window's disks: the others' counts would be dropped
+            snap = {n: s for n, s in snap.items() if n in wanted}
         with open(self.diskstats_path) as f:
-            exact = parse_diskstats(f.read(), t_ns, wanted | set(snap))
+            exact = parse_diskstats(f.read(), t_ns, wanted)
         return with_exact_counts(snap, exact, wanted)
 
 
@@ -274,12 +279,14 @@ def parse_maps(stats: list[tuple[bytes, bytes]], procs: list[tuple[bytes, bytes]
     for k, v in stats:
         dev = int.from_bytes(k, "little")
         flat = memoryview(v).cast("Q")
-        summed = [0] * DEV_STATS_U64
+        # the fields summed over CPUs a CPU at a time (map runs the adds in C), not one u64
+        # at a time: this runs for every device every window
+        summed = flat[:DEV_STATS_U64].tolist()
+        for b in range(DEV_VALUE_U64, ncpu * DEV_VALUE_U64, DEV_VALUE_U64):
+            summed = list(map(operator.add, summed, flat[b:b + DEV_STATS_U64]))
         pending = counts.setdefault(dev, {})
         for cpu in range(ncpu):
             base = cpu * DEV_VALUE_U64
-            for i in range(DEV_STATS_U64):
-                summed[i] += flat[base + i]
             n = flat[base + PROC_PENDING]
             if n:
                 pid_tgid = flat[base + PROC_ID]

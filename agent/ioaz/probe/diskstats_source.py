@@ -6,6 +6,7 @@ It has no per-request view: no sequentiality (seq_ratio is null), no submitting 
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 
 from ..sysblock import BlockSysfs
 from .layout import LAT_SLOTS, SIZE_SLOTS
@@ -62,7 +63,8 @@ class DiskstatsSource:
     def close(self) -> None:
         pass
 
-    def read(self) -> Snapshot:
+    def read(self, names: Collection[str] | None = None) -> Snapshot:
         with open(self.path) as f:
             text = f.read()
-        return parse_diskstats(text, time.monotonic_ns(), set(self.sysfs.scheduled_disks()))
+        wanted = set(self.sysfs.scheduled_disks() if names is None else names)
+        return parse_diskstats(text, time.monotonic_ns(), wanted)
