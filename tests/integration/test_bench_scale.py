@@ -31,7 +31,7 @@ def test_a_changing_workload_leaves_nothing_behind():
     r = soak(3, 24.0, phase_s=6.0, window_s=0.5)
     print(r)
     assert r["phases"] == 4 and r["switches"] >= 3 and r["errors"] == 0, r
-    # switching goes on after the first phase: the third tenth (4.8 s of 24) is still in the
+    # switching goes on after the first phase: the mark at 4.8 s (of 24) is still in the
     # random readers' phase, and the sequential reader after it is another class. (Whether the
     # writer's phase brings a switch of its own depends on the matrix, so it is not asked.) Every
     # switch is in the history, with the policy changes that kept the scheduler.

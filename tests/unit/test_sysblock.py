@@ -87,7 +87,8 @@ def test_a_device_number_taken_by_another_device_folds_into_that_one(tmp_path: P
     kernel.add_device("nvme1n1", dev="259:1")
     kernel.add_partition("nvme1n1", "nvme1n1p1", dev="259:0")
     assert kernel.disk_of_devt(259, 1) == "nvme1n1" and kernel.disk_of_devt(259, 0) == "nvme1n1"
-    # the directory came back under the same name, now as a disk of its own: still right
+    # a disk attached again under its old name, with another number: its directory still
+    # names it
     kernel.add_device("nvme0n1", dev="259:2")
     assert kernel.disk_of_devt(259, 2) == "nvme0n1"
 
