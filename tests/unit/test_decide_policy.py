@@ -256,6 +256,13 @@ def test_idle_device_never_switches() -> None:
     assert not switches(ds) and {d.reason for d in ds} == {"idle"}
 
 
+def test_an_idle_windows_reason_never_reads_as_its_own_limit() -> None:
+    # 0.96 IO/s under a limit of 1 once read "idle (1.0 IO/s < 1)"
+    d = step(feats(RND8, iops=0.96), initial_state(HDD), DecideConfig(), PROVIDER, 1000.0,
+             CTX.policies)
+    assert d.reason == "idle" and d.text.startswith("idle (0.96 IO/s < 1)")
+
+
 def test_pin_switches_at_once_holds_and_expires() -> None:
     state = pin(initial_state(HDD), "kyber", now=1000.0, duration_s=5.0)
     ds = run([RND8] * 10, DecideConfig(), state=state)

@@ -194,7 +194,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     # -- auto ----------------------------------------------------------------------------
     n = request_count(features)
     if features.iops < config.idle_iops or n == 0:
-        return out("hold", Reason.IDLE, f"idle ({features.iops:.1f} IO/s < {config.idle_iops:g}): "
+        return out("hold", Reason.IDLE, f"idle ({features.iops:.3g} IO/s < {config.idle_iops:g}): "
                                    "nothing to judge", state)
     if n < config.min_requests:
         return out("hold", Reason.TOO_FEW_REQUESTS,
