@@ -325,7 +325,10 @@ def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None, tags: i
              "stand-in: mq-deadline by deadline, bfq by cfq, stream by stream-vr. A mix's "
              "phases count as workloads of their own. The winners agree when the kernel's winner "
              "is within 2% of the simulator's best. Only the raw-disk fio workloads have a "
-             "twin: the simulator has no page cache or file system.")
+             "twin: the simulator has no page cache or file system. Nor has it the VM path: "
+             "where the guest pays its round trip on every cache hit (small synchronous "
+             "requests, par-read's 4 KiB), the ratios differ for that reason "
+             "(docs/reports/sim-path-2026-11-27/).")
     rows = []
     for w, r in cmp.items():
         for c, (real, sim) in r["ratios"].items():
