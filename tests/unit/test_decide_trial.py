@@ -220,9 +220,14 @@ def test_trial_settings_are_validated_with_the_config_line(tmp_path: Path) -> No
     p.write_text("decide:\n  goal: throughput\n  trial_windows: 0\n")
     with pytest.raises(ValidationError, match=rf"{p}:3: .*trial_windows"):
         config_from_doc(load_file(p))
+    p.write_text("decide:\n  goal: throughput\n  trial_unclear: sometimes\n")
+    with pytest.raises(ValidationError, match=rf"{p}:3: .*trial_unclear"):
+        config_from_doc(load_file(p))
     p.write_text("decide:\n  trial_margin_points: 3\n  trial_retry_s: 60\n")
     cfg = config_from_doc(load_file(p))
-    assert (cfg.trial_margin_points, cfg.trial_retry_s) == (3.0, 60.0)
+    assert (cfg.trial_margin_points, cfg.trial_retry_s, cfg.trial_unclear) == (3.0, 60.0, False)
+    p.write_text("decide:\n  trial_unclear: true\n")
+    assert config_from_doc(load_file(p)).trial_unclear is True
 
 
 def test_the_shipped_matrices_have_no_runner_up_so_ioazd_tries_nothing_by_default() -> None:
@@ -268,3 +273,73 @@ def test_with_the_processes_known_their_count_moving_under_the_trial_does_not_en
         state = d.state
     assert out[4].reason == "trial" and out[4].switch
     assert "stream kept" in out[7].text, out[7].text
+
+
+# A calibrated matrix's shape: measured cells, and one the calibration never ran (16+), where
+# deadline stands in (source kind judgement). Measured winners: cfq (2 cells), then stream.
+UNCLEAR = """\
+kind: matrix
+name: unclear-test
+description: for tests of the trials of unclear cells
+axes: [processes]
+sources:
+  calib: {cite: measured for this test, kind: measured}
+  unclear: {cite: no run fell in this class, kind: judgement}
+default_source: calib
+goals:
+  throughput:
+    "1": stream
+    "4": cfq
+    "8": cfq
+    16+: {policy: deadline, source: unclear}
+"""
+
+
+def unclear_provider(tmp_path: Path) -> MatrixVerdicts:
+    p = tmp_path / "unclear-test.yaml"
+    p.write_text(UNCLEAR)
+    return MatrixVerdicts((Rule(0, {"throughput": p.name}),), {p.name: load_matrix(p)})
+
+
+def test_an_unclear_cell_offers_the_matrix_winners_and_a_measured_cell_none(
+        tmp_path: Path) -> None:
+    prov = unclear_provider(tmp_path)
+    assert prov.verdict(feats("16+", 2.0), HDD, "throughput").alternatives == ("cfq", "stream")
+    # a measured cell's policy is not a guess: nothing to offer, not even the other winners
+    assert prov.verdict(feats("4", 2.0), HDD, "throughput").alternatives == ()
+    assert prov.verdict(feats("1", 2.0), HDD, "throughput").alternatives == ()
+
+
+def test_with_trial_unclear_an_unclear_cell_tries_the_winners_in_turn_and_keeps_a_better_one(
+        tmp_path: Path) -> None:
+    cfg = replace(CFG, trial_unclear=True)
+    # deadline at once, 4 windows settled at 2 MB/s; cfq moves the same (given back), then
+    # after 4 windows settled again stream moves 3 MB/s (+50%: kept)
+    ds = run([("16+", 2.0)] * 5 + [("16+", 2.0)] * 3 + [("16+", 2.0)] * 4
+             + [("16+", 3.0)] * 3 + [("16+", 3.0)] * 10, unclear_provider(tmp_path), cfg)
+    assert switches(ds) == [(None, "deadline", "matrix"), ("deadline", "cfq", "trial"),
+                            ("cfq", "deadline", "trial"), ("deadline", "stream", "trial")]
+    first = ds[4]
+    assert "trying the alternative cfq" in first.text
+    assert "no measurement chose this cell's policy" in first.text
+    assert "back to deadline" in ds[7].text
+    assert "stream kept for this cell" in ds[14].text
+    assert all(d.action == "hold" and d.policy == "stream" for d in ds[15:])
+
+
+def test_without_trial_unclear_an_unclear_cell_tries_nothing(tmp_path: Path) -> None:
+    ds = run([("16+", 2.0)] * 30, unclear_provider(tmp_path))
+    assert switches(ds) == [(None, "deadline", "matrix")]
+
+
+def test_an_unclear_cell_with_a_near_tie_tries_its_runner_up_first(tmp_path: Path) -> None:
+    p = tmp_path / "unclear-test.yaml"
+    p.write_text(UNCLEAR.replace(
+        "16+: {policy: deadline, source: unclear}",
+        "16+: {policy: deadline, source: unclear, runner_up: {policy: vr, margin_points: 0.5}}"))
+    prov = MatrixVerdicts((Rule(0, {"throughput": p.name}),), {p.name: load_matrix(p)})
+    ds = run([("16+", 2.0)] * 5 + [("16+", 2.0)] * 3 + [("16+", 2.0)] * 5, prov,
+             replace(CFG, trial_unclear=True))
+    tried = [d.policy for d in ds if d.switch and d.previous == "deadline"]
+    assert tried == ["vr", "cfq"]
+    assert "trying the runner-up vr (the cell's lead over it is 0.5 points)" in ds[4].text

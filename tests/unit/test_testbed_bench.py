@@ -323,6 +323,14 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
     assert rule["matrices"]["mean"] == "kernel/testbed-wd500-qd32-mean.yaml"
     with pytest.raises(ValueError, match="calibrated at this queue depth: .*qd7-min.yaml"):
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel", "--queue-depth", "7"]))
+    # ioazd-kernel-unclear: the same matrices, with trials where a cell is unclear
+    both = bench.contender_configs([bench.KERNEL, bench.KERNEL_UNCLEAR], 1)
+    assert both[bench.KERNEL_UNCLEAR]["decide"]["matrix_rules"] == [rule1]
+    assert both[bench.KERNEL_UNCLEAR]["decide"]["trial_unclear"] is True
+    assert both[bench.KERNEL]["decide"].get("trial_unclear", False) is False
+    with pytest.raises(ValueError, match="calibrated at this queue depth: .*qd7-min.yaml"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-unclear",
+                                          "--queue-depth", "7"]))
 
 
 

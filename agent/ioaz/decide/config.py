@@ -78,6 +78,12 @@ class DecideConfig:
     trial_windows: int = 3
     trial_min_gain: float = 0.1
     trial_retry_s: float = 3600.0
+    # Also try, in a cell whose policy no measurement chose (source kind judgement: no
+    # calibration workload fell in it, or none won clearly), the policies that won the
+    # matrix's measured cells, one a trial (Verdict.alternatives). Off by default: measured
+    # on the real kernel's applications (docs/testbed.md, thirteenth run), not yet on the
+    # simulator's mixes whose figures the README gives.
+    trial_unclear: bool = False
     # Trials have their own cap, outside max_switches_per_hour (two switches each).
     max_trials_per_hour: int = 6
     matrix_rules: tuple[Rule, ...] = DEFAULT_RULES
@@ -139,6 +145,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         trial_windows=d.get("trial_windows", defaults.trial_windows),
         trial_min_gain=float(d.get("trial_min_gain", defaults.trial_min_gain)),
         trial_retry_s=float(d.get("trial_retry_s", defaults.trial_retry_s)),
+        trial_unclear=bool(d.get("trial_unclear", defaults.trial_unclear)),
         max_trials_per_hour=d.get("max_trials_per_hour", defaults.max_trials_per_hour),
         matrix_rules=rules,
         file=doc.file,

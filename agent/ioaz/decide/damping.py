@@ -23,6 +23,7 @@ from .trial import (
     Trial,
     TrialResult,
     active_pids,
+    candidates,
     cell_id,
     conclude,
     kept_for,
@@ -30,7 +31,6 @@ from .trial import (
     measure,
     mostly_new,
     other_processes,
-    should_start,
 )
 from .verdict import Verdict, VerdictProvider
 
@@ -321,31 +321,43 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
                     settled_n=state.settled_n + 1 if same else 1,
                     recent=recent[-config.trial_windows:])
     hold_text = f"{verdict.text}; already in force"
-    runner = should_start(verdict, goal, state.settled_n, state.recent, state.trials, config)
+    tries = candidates(verdict, goal, state.settled_n, state.recent, state.trials, config)
     wc = features.workload_class
-    if runner is None or cid is None or wc is None or state.policy is None:
+    if not tries or cid is None or wc is None or state.policy is None:
         return out("hold", _by(verdict), hold_text, state, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", _by(verdict), hold_text, state, verdict)
     if len(state.trial_starts) >= config.max_trials_per_hour:
-        return out("hold", _by(verdict), hold_text + f"; the runner-up "
-                   f"{runner} is not tried: {len(state.trial_starts)} trials in the last hour "
+        return out("hold", _by(verdict), hold_text + f"; {_what(tries[0], verdict)} "
+                   f"{tries[0]} is not tried: {len(state.trial_starts)} trials in the last hour "
                    f"(max_trials_per_hour {config.max_trials_per_hour})", state, verdict)
-    res = resolve(runner, policies, state.available) if policies and state.available else None
+    # the first candidate this device can realise (a kmod elevator may not be loaded)
+    runner, res = tries[0], None
+    for c in tries:
+        runner = c
+        res = resolve(c, policies, state.available) if policies and state.available else None
+        if res is None or res.scheduler is not None:
+            break
     if res is not None and res.scheduler is None:
-        return out("hold", _by(verdict), hold_text + f"; the runner-up "
+        return out("hold", _by(verdict), hold_text + f"; {_what(runner, verdict)} "
                    f"{runner} cannot be tried: {res.reason}", state, verdict)
     base_value = sum(state.recent) / len(state.recent)
     trial = Trial(cid, state.policy, runner, base_value, wc.processes, now,
                   pids=state.workload_pids())
-    text = (f"{verdict.text}; settled {state.settled_n} windows: trying the runner-up {runner} "
-            f"(the cell's lead over it is {verdict.margin_points:g} points) for "
-            f"{config.trial_windows} windows against {base_value / 1e6:.2f} MB/s under "
-            f"{state.policy}")
+    why = (f"the cell's lead over it is {verdict.margin_points:g} points"
+           if runner == verdict.runner_up and verdict.margin_points is not None else
+           "it won measured cells of this matrix, and no measurement chose this cell's policy")
+    text = (f"{verdict.text}; settled {state.settled_n} windows: trying {_what(runner, verdict)} "
+            f"{runner} ({why}) for {config.trial_windows} windows against "
+            f"{base_value / 1e6:.2f} MB/s under {state.policy}")
     return out("switch", Reason.TRIAL, text,
                replace(_switched(state, runner, now, trial=True), trial=trial,
                        trial_starts=state.trial_starts + (now,)),
                verdict, res)
+
+
+def _what(policy: str, verdict: Verdict) -> str:
+    return "the runner-up" if policy == verdict.runner_up else "the alternative"
 
 
 def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideConfig,

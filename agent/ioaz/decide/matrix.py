@@ -77,6 +77,15 @@ class Matrix:
             return None
         return table[self.cell_key(wclass)]  # complete by validation
 
+    def measured_winners(self, goal: str) -> tuple[str, ...]:
+        """The policies that won this goal's measured cells, those that won most first (then
+        by name): what a measurement found best somewhere on this matrix's disk."""
+        won: dict[str, int] = {}
+        for cell in self.tables.get(goal, {}).values():
+            if cell.source.kind == "measured":
+                won[cell.policy] = won.get(cell.policy, 0) + 1
+        return tuple(sorted(won, key=lambda p: (-won[p], p)))
+
 
 def all_cell_keys(axes: tuple[str, ...]) -> list[str]:
     return ["/".join(c) for c in itertools.product(*(AXIS_VALUES[a] for a in axes))]

@@ -12,8 +12,16 @@ So, once a device has stayed in one cell under that cell's policy for `trial_aft
 judged windows, and the cell's runner-up trailed by under `trial_margin_points`, ioaz
 switches to the runner-up for `trial_windows` judged windows and compares the goal's
 measure with the same number of windows just before. It keeps the runner-up for that cell
-when it did at least `trial_min_gain` better, and goes back otherwise. Either way the cell is
-not tried again on that device for `trial_retry_s`. A trial is abandoned (going back) when
+when it did at least `trial_min_gain` better, and goes back otherwise. Either way that
+policy is not tried again in that cell on that device for `trial_retry_s`.
+
+A cell whose policy no measurement chose (no calibration workload fell in its class, or
+none won clearly: source kind judgement) is a guess, and the workloads of the class may
+want anything. With `trial_unclear`, such a cell also gets the policies that won the
+matrix's measured cells, one trial each, after its runner-up, until one is kept: an
+application through a file system can fall in a class the raw-disk calibration never ran,
+and want a scheduler the calibration gave to other classes (docs/testbed.md, twelfth run:
+bfq on dbench and sysbench at drive depth 1). A trial is abandoned (going back) when
 the workload changes under it, the comparison would not be fair. That is judged by who the
 processes are, or by their count when the source does not say who (diskstats).
 
@@ -124,21 +132,31 @@ def kept_for(verdict: Verdict, results: tuple[TrialResult, ...]) -> TrialResult 
                 None)
 
 
-def should_start(verdict: Verdict, goal: str, settled: int, recent: tuple[float, ...],
-                 results: tuple[TrialResult, ...], config: DecideConfig) -> str | None:
-    """The runner-up to try now, or None. `settled`: consecutive judged windows in this
-    cell with its policy in force; `recent`: the measure in the last of them."""
+def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, ...],
+               results: tuple[TrialResult, ...], config: DecideConfig) -> tuple[str, ...]:
+    """The policies to try now in this window's cell, in order; () when no trial is due.
+    `settled`: consecutive judged windows in this cell with its policy in force; `recent`:
+    the measure in the last of them. First the cell's runner-up, when it trailed by under
+    trial_margin_points; then, with trial_unclear, the verdict's alternatives. Each is tried
+    once per trial_retry_s, and none once one was kept for the cell."""
     if config.trial_margin_points <= 0 or goal not in TRIAL_GOALS:
-        return None
-    if verdict.runner_up is None or verdict.margin_points is None \
-            or verdict.margin_points >= config.trial_margin_points:
-        return None
+        return ()
     if settled < config.trial_after_windows or len(recent) < config.trial_windows:
-        return None
+        return ()
     cid = cell_id(verdict)
-    if cid is None or any(r.cell == cid for r in results):
-        return None
-    return verdict.runner_up
+    if cid is None:
+        return ()
+    mine = [r for r in results if r.cell == cid]
+    if any(r.kept for r in mine):
+        return ()
+    wanted: list[str] = []
+    if verdict.runner_up is not None and verdict.margin_points is not None \
+            and verdict.margin_points < config.trial_margin_points:
+        wanted.append(verdict.runner_up)
+    if config.trial_unclear:
+        wanted += [a for a in verdict.alternatives if a not in wanted]
+    tried = {r.runner_up for r in mine}
+    return tuple(c for c in wanted if c not in tried and c != verdict.policy)
 
 
 def conclude(trial: Trial, now: float, config: DecideConfig) -> TrialResult:

@@ -30,6 +30,9 @@ class Verdict:
     runner_up: str | None = None  # the cell's second policy, and the winner's lead over it
     margin_points: float | None = None  # (points of share of the per-workload best)
     within_noise: tuple[str, ...] = ()  # policies the cell's calibration could not tell apart
+    # where no measurement chose the cell's policy (source kind judgement): the policies
+    # that won the matrix's measured cells, for trials (trial.py, trial_unclear)
+    alternatives: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -51,6 +54,7 @@ class MatrixVerdicts:
     def __init__(self, rules: tuple[Rule, ...], matrices: dict[str, Matrix]) -> None:
         self.rules = rules
         self.matrices = matrices
+        self._winners: dict[tuple[str, str], tuple[str, ...]] = {}
 
     def tunables(self, device: DeviceInfo, goal: str) -> dict[str, dict[str, int | str]]:
         """The tunables of the matrix the rules pick for this device and goal."""
@@ -86,4 +90,12 @@ class MatrixVerdicts:
             source_kind=cell.source.kind, rule=choice.rule.describe(),
             runner_up=cell.runner_up, margin_points=cell.margin_points,
             within_noise=cell.within_noise,
+            alternatives=() if cell.source.kind != "judgement" else tuple(
+                p for p in self._measured_winners(choice.file, goal) if p != cell.policy),
         )
+
+    def _measured_winners(self, file: str, goal: str) -> tuple[str, ...]:
+        key = (file, goal)
+        if key not in self._winners:
+            self._winners[key] = self.matrices[file].measured_winners(goal)
+        return self._winners[key]

@@ -34,6 +34,8 @@ DRY = "ioazd-dry"
 # it in dry run, so that its run against STATIC's is what observing costs under that scheduler.
 DRY_OVER = DRY + "@"
 KERNEL = "ioazd-kernel"
+# ioazd-kernel with trials in the cells no measurement chose (decide trial_unclear)
+KERNEL_UNCLEAR = KERNEL + "-unclear"
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
 # calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
@@ -146,6 +148,7 @@ def tuned_statics(contenders: list[str], queue_depth: int | None = None) -> dict
 def contender_configs(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
     """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
     shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
+    `ioazd-kernel-unclear` (the same, trying other policies where a cell is unclear),
     and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
     that its run against the kernel default's is what observing alone costs in this guest
     (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first)."""
@@ -153,11 +156,13 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     for c in contenders:
         if c == "ioazd":
             out[c] = ioazd_config(None)
-        elif c == KERNEL:
+        elif c in (KERNEL, KERNEL_UNCLEAR):
             cfg = ioazd_config(None)
             cfg["decide"]["matrix_rules"] = [
                 {"match": {"rotational": True},
                  "matrices": kernel_matrices(queue_depth)}]
+            if c == KERNEL_UNCLEAR:
+                cfg["decide"]["trial_unclear"] = True
             out[c] = cfg
         elif is_dry(c):
             out[c] = {**ioazd_config(None), "dry_run": True}
