@@ -343,3 +343,23 @@ def test_an_unclear_cell_with_a_near_tie_tries_its_runner_up_first(tmp_path: Pat
     tried = [d.policy for d in ds if d.switch and d.previous == "deadline"]
     assert tried == ["vr", "cfq"]
     assert "trying the runner-up vr (the cell's lead over it is 0.5 points)" in ds[4].text
+
+
+def test_an_alternative_the_disk_cannot_realise_is_passed_over_for_the_next(
+        tmp_path: Path) -> None:
+    # measured winners cfq (2 cells) then fcfs; this disk offers no bfq, so cfq (bfq) cannot
+    # be tried and fcfs (none) is
+    p = tmp_path / "unclear-test.yaml"
+    p.write_text(UNCLEAR.replace('"1": stream', '"1": fcfs'))
+    prov = MatrixVerdicts((Rule(0, {"throughput": p.name}),), {p.name: load_matrix(p)})
+    policies = load_context().policies
+    state = initial_state(HDD, available=("mq-deadline", "none"))
+    cfg = replace(CFG, trial_unclear=True)
+    ds = []
+    for i in range(6):
+        d = step(feats("16+", 2.0), state, cfg, prov, 1000.0 + i, policies)
+        ds.append(d)
+        state = d.state
+    assert [(d.previous, d.policy) for d in ds if d.switch] == [(None, "deadline"),
+                                                                ("deadline", "fcfs")]
+    assert ds[4].resolution is not None and ds[4].resolution.scheduler == "none"
