@@ -46,6 +46,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "(on a model repetition r runs the simulator with seed 1 + r: --first-rep 1 "
                    "measures the same runs again with other randomness)")
     p.add_argument("--seed", type=int, default=7, help="which sample of the grid")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--cells", metavar="CELL[,CELL]",
+                       help="instead of a sample: workloads of the grid built for these "
+                            "matrix cells (PROCESSES/PATTERN/MODE/DEPTH, e.g. "
+                            "4/sequential/write/shallow)")
+    which.add_argument("--fill-empty", action="store_true",
+                       help="instead of a sample: workloads built for every cell in which no "
+                            "workload of the --out dataset fell (add them to it)")
+    p.add_argument("--per-cell", type=int, default=1, metavar="N",
+                   help="with --cells or --fill-empty: workloads per cell (default 1)")
     p.add_argument("--queue-depth", type=int, metavar="N",
                    help="with --model: the simulated drive's command queue depth instead of "
                         "the model's (the testbed's model disks run at the guest's 32)")
@@ -62,7 +72,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "until the calibration gives them back (default /run/ioaz/calibrate)")
 
 
+class BadSelection(ValueError):
+    """The workloads asked for cannot be chosen (the message says which option and why)."""
+
+
 def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
+    if args.cells or args.fill_empty:
+        return _cell_workloads(args)
     if args.quick:
         n = args.workloads or (4 if real else 14)
         return grid.quick(n, args.seed)
@@ -70,9 +86,60 @@ def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
     return grid.sample(n, args.seed)
 
 
+def _cell_workloads(args: argparse.Namespace) -> list[grid.WorkSpec]:
+    from ..decide.matrix import all_cell_keys
+    from ..learn.derive import AXES
+    if args.workloads is not None or args.quick:
+        raise BadSelection("--cells and --fill-empty choose the workloads themselves; drop "
+                           "--workloads and --quick")
+    if args.per_cell < 1:
+        raise BadSelection(f"--per-cell {args.per_cell}: expected 1 or more")
+    known = all_cell_keys(AXES)
+    done: frozenset[str] = frozenset()
+    if args.fill_empty:
+        cells, done = _empty_cells(args, known)
+        print(f"cells without a workload in {args.out}: {', '.join(cells) or 'none'}",
+              file=sys.stderr)
+    else:
+        cells = [c.strip() for c in args.cells.split(",") if c.strip()]
+        bad = [c for c in cells if c not in known]
+        if bad:
+            raise BadSelection(f"--cells: not a cell: {', '.join(bad)} (expected "
+                               f"PROCESSES/PATTERN/MODE/DEPTH, e.g. {known[0]})")
+    try:
+        return grid.for_cells(cells, args.per_cell, args.seed, done)
+    except ValueError as e:
+        raise BadSelection(str(e)) from None
+
+
+def _empty_cells(args: argparse.Namespace, known: list[str]) -> tuple[list[str], frozenset[str]]:
+    """The cells (in matrix order) no workload of the --out dataset fell in, by the
+    classifier's own reading of its runs, and the dataset's workload ids."""
+    from ..classify.classes import ThresholdsError
+    from ..learn.dataset import DatasetError, read_with_thresholds
+    from ..learn.derive import AXES, workload_classes
+    if not args.out or not Path(args.out).exists():
+        raise BadSelection("--fill-empty adds to a dataset: --out must name an existing one")
+    try:
+        rows, t = read_with_thresholds(Path(args.out), None)
+    except (OSError, DatasetError, ThresholdsError) as e:
+        raise BadSelection(f"--fill-empty: {e}") from None
+    classes = workload_classes(rows, t, AXES)
+    filled = set(classes.values())
+    return [c for c in known if c not in filled], frozenset(classes)
+
+
 def run(args: argparse.Namespace) -> int:
+    try:
+        works = _workloads(args, real=args.model is None)
+    except BadSelection as e:
+        print(f"ioaz-lab calibrate: {e}", file=sys.stderr)
+        return 2
+    if not works:
+        print("ioaz-lab calibrate: no workload to run", file=sys.stderr)
+        return 0
     if args.model:
-        return _run_model(args)
+        return _run_model(args, works)
     if args.queue_depth is not None:
         print("ioaz-lab calibrate: --queue-depth is for --model; a real device's depth is its "
               "device/queue_depth", file=sys.stderr)
@@ -84,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     from ..learn import realcal
     from ..sysblock import BlockSysfs
     try:
-        return realcal.run(args, _workloads(args, real=True), BlockSysfs())
+        return realcal.run(args, works, BlockSysfs())
     except realcal.Refused as e:
         print(f"ioaz-lab calibrate: {e}", file=sys.stderr)
         return 2
@@ -93,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
-def _run_model(args: argparse.Namespace) -> int:
+def _run_model(args: argparse.Namespace, works: list[grid.WorkSpec]) -> int:
     from ..learn import simcal
     from ..sim.devices import load_device
     if args.queue_depth is not None and not 1 <= args.queue_depth <= 256:
@@ -119,7 +186,6 @@ def _run_model(args: argparse.Namespace) -> int:
             return 2
     seconds = args.seconds or (2.0 if args.quick else 8.0)
     window_s = 0.5 if seconds <= 4 else 1.0
-    works = _workloads(args, real=False)
     doc = curve.write(curve.from_model(device, name), str(out) + ".curve.json")
     print(f"service-time curve of {name} (from the model) -> {out}.curve.json; stream "
           f"tunables {doc['stream_tunables']}", file=sys.stderr)

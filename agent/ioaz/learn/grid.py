@@ -51,6 +51,13 @@ class WorkSpec:
         mode = "write" if self.op == "write" else "read"
         return f"{bucket}/{pattern}/{mode}"
 
+    @property
+    def cell(self) -> str:
+        """The matrix cell on ioaz's four axes the workload was built for: an asynchronous
+        workload keeps `depth` requests in flight per process (deep), a synchronous one one
+        (shallow). Again the classifier may see it otherwise."""
+        return f"{self.ioaz_class}/{'deep' if self.depth > 1 else 'shallow'}"
+
 
 def ioaz_categories() -> list[WorkSpec]:
     """IOAZ 3.3's sixteen categories, shaped as ioaz.sim.workloads.ioaz_category builds them:
@@ -104,3 +111,24 @@ def quick(n: int = 16, seed: int = 7) -> list[WorkSpec]:
             seen.add(key)
             out.append(w)
     return out[:n]
+
+
+def for_cells(cells: list[str], per_cell: int = 1, seed: int = 7,
+              exclude: frozenset[str] = frozenset()) -> list[WorkSpec]:
+    """`per_cell` workloads of the full grid built for each of these cells, a seeded choice
+    among those whose id is not in `exclude` (a dataset's workloads: one already measured
+    that landed in another cell is not tried again). A cell the grid builds nothing new for
+    is named in the ValueError."""
+    pool = full_grid()
+    random.Random(seed).shuffle(pool)
+    out: list[WorkSpec] = []
+    short = []
+    for cell in cells:
+        fits = [w for w in pool if w.cell == cell and w.id not in exclude][:per_cell]
+        if not fits:
+            short.append(cell)
+        out.extend(fits)
+    if short:
+        raise ValueError(f"the grid has no workload (not already measured) built for "
+                         f"{', '.join(short)}")
+    return out
