@@ -78,7 +78,7 @@ def test_a_trial_measures_the_runner_up_and_gives_it_back(make_loop, tmp_path):
                            text=True, timeout=10)
         assert r.returncode == 0, r.stderr
         [done] = json.loads(r.stdout)["trials"]["done"]
-        assert (done["runner_up"], done["base"], done["kept"]) == ("kyber", "deadline", False)
+        assert (done["candidate"], done["base"], done["kept"]) == ("kyber", "deadline", False)
         human = subprocess.run([IOAZCTL, "explain", dev, *sock], capture_output=True,
                                text=True, timeout=10).stdout
         assert "cell 8: kyber given back" in human, human

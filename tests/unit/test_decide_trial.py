@@ -195,7 +195,7 @@ def test_a_pin_ends_a_trial(tmp_path: Path) -> None:
 def test_the_trial_shows_in_the_state_the_daemon_serves(tmp_path: Path) -> None:
     ds = run([("8", 2.0)] * 6, provider(tmp_path))
     st = ds[-1].state.as_dict()
-    assert st["trial"]["runner_up"] == "stream" and st["trial"]["base"] == "cfq"
+    assert st["trial"]["candidate"] == "stream" and st["trial"]["base"] == "cfq"
     assert list(st["trial"]["values"]) == [2e6]
 
 

@@ -243,15 +243,15 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
 
 
 def _format_trials(trials: dict[str, Any], out: TextIO) -> None:
-    """The runner-up trial under way and those of the last hour (decide/trial.py)."""
+    """The trial under way and those of the last hour (decide/trial.py)."""
     t = trials.get("under_way")
     if t:
-        print(f"trial under way: {t['runner_up']} in place of {t['base']} for cell {t['cell']}"
+        print(f"trial under way: {t['candidate']} in place of {t['base']} for cell {t['cell']}"
               f", {len(t['measured'])} of {t['windows']} windows measured, against "
               f"{t['base_bytes_per_s'] / 1e6:.2f} MB/s under {t['base']}", file=out)
     for d in trials.get("done") or []:
         verdict = "kept" if d["kept"] else "given back"
-        print(f"trial {_age(d['age_s'])} ago, cell {d['cell']}: {d['runner_up']} {verdict} "
+        print(f"trial {_age(d['age_s'])} ago, cell {d['cell']}: {d['candidate']} {verdict} "
               f"({d['why']})", file=out)
 
 

@@ -51,12 +51,12 @@ def trials(rec: DeviceRecord, settings: DecideConfig, clock: float) -> dict[str,
     t = rec.state.trial
     return {
         "under_way": None if t is None else {
-            "cell": t.cell.rsplit(":", 1)[-1], "base": t.base, "runner_up": t.runner_up,
+            "cell": t.cell.rsplit(":", 1)[-1], "base": t.base, "candidate": t.candidate,
             "base_bytes_per_s": t.base_value, "measured": list(t.values),
             "windows": settings.trial_windows,
             "age_s": clock - t.started},
         "done": [{"cell": r.cell.rsplit(":", 1)[-1], "base": r.base,
-                  "runner_up": r.runner_up, "kept": r.kept, "gain": r.gain,
+                  "candidate": r.candidate, "kept": r.kept, "gain": r.gain,
                   "why": r.why, "age_s": clock - r.at} for r in rec.state.trials],
     }
 

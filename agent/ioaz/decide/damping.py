@@ -5,7 +5,7 @@ simulator drive the same code. The verdict comes from any VerdictProvider; this 
 decides whether acting on it now is wise. Every decision carries one of reasons.Reason (the
 table there says what each means): the administrator's modes first, then windows that are
 no evidence, then the damping (cooldown, hysteresis, dwell, flip-flop guard, switch budget),
-then trials of a near-tie cell's runner-up (trial.py).
+then trials of a near-tie cell's runner-up or an unclear cell's alternatives (trial.py).
 """
 from __future__ import annotations
 
@@ -222,10 +222,10 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     live = live_results(state.trials, now, config)
     kept = kept_for(verdict, live)
     if kept is not None:
-        verdict = replace(verdict, policy=kept.runner_up,
+        verdict = replace(verdict, policy=kept.candidate,
                           text=f"{verdict.text}; but a trial {now - kept.at:.0f} s ago kept "
-                               f"{kept.runner_up} for this cell on this device: {kept.why}")
-        wanted = kept.runner_up
+                               f"{kept.candidate} for this cell on this device: {kept.why}")
+        wanted = kept.candidate
     if wanted == state.policy:
         return _in_force(features, replace(state, trials=live), config, goal, now, verdict,
                          out, policies)
@@ -312,7 +312,7 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
               now: float, verdict: Verdict, out: Any,
               policies: PolicyTable | None) -> Decision:
     """The verdict is the policy in force: hold, count the window as settled in its cell,
-    and start a trial of the cell's runner-up when it is due (trial.py)."""
+    and start a trial of the cell's next candidate when one is due (trial.py)."""
     cid = cell_id(verdict)
     same = cid is not None and cid == state.settled
     value = measure(features, goal)
@@ -332,26 +332,26 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
                    f"{tries[0]} is not tried: {len(state.trial_starts)} trials in the last hour "
                    f"(max_trials_per_hour {config.max_trials_per_hour})", state, verdict)
     # the first candidate this device can realise (a kmod elevator may not be loaded)
-    runner, res = tries[0], None
+    cand, res = tries[0], None
     for c in tries:
-        runner = c
+        cand = c
         res = resolve(c, policies, state.available) if policies and state.available else None
         if res is None or res.scheduler is not None:
             break
     if res is not None and res.scheduler is None:
-        return out("hold", _by(verdict), hold_text + f"; {_what(runner, verdict)} "
-                   f"{runner} cannot be tried: {res.reason}", state, verdict)
+        return out("hold", _by(verdict), hold_text + f"; {_what(cand, verdict)} "
+                   f"{cand} cannot be tried: {res.reason}", state, verdict)
     base_value = sum(state.recent) / len(state.recent)
-    trial = Trial(cid, state.policy, runner, base_value, wc.processes, now,
+    trial = Trial(cid, state.policy, cand, base_value, wc.processes, now,
                   pids=state.workload_pids())
     why = (f"the cell's lead over it is {verdict.margin_points:g} points"
-           if runner == verdict.runner_up and verdict.margin_points is not None else
+           if cand == verdict.runner_up and verdict.margin_points is not None else
            "it won measured cells of this matrix, and no measurement chose this cell's policy")
-    text = (f"{verdict.text}; settled {state.settled_n} windows: trying {_what(runner, verdict)} "
-            f"{runner} ({why}) for {config.trial_windows} windows against "
+    text = (f"{verdict.text}; settled {state.settled_n} windows: trying {_what(cand, verdict)} "
+            f"{cand} ({why}) for {config.trial_windows} windows against "
             f"{base_value / 1e6:.2f} MB/s under {state.policy}")
     return out("switch", Reason.TRIAL, text,
-               replace(_switched(state, runner, now, trial=True), trial=trial,
+               replace(_switched(state, cand, now, trial=True), trial=trial,
                        trial_starts=state.trial_starts + (now,)),
                verdict, res)
 
@@ -363,8 +363,8 @@ def _what(policy: str, verdict: Verdict) -> str:
 def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                   goal: str, now: float, out: Any,
                   policies: PolicyTable | None) -> Decision:
-    """A judged window under the runner-up being tried: measure it; after trial_windows,
-    keep the runner-up for the cell or go back to the cell's policy."""
+    """A judged window under the candidate being tried: measure it; after trial_windows,
+    keep the candidate for the cell or go back to the cell's policy."""
     t = state.trial
     assert t is not None
     key = t.cell.rsplit(":", 1)[-1]
@@ -382,28 +382,28 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
     values = t.values + (value,)
     if len(values) < config.trial_windows:
         return out("hold", Reason.TRIAL,
-                   f"trial of {t.runner_up} for cell {key}: window {len(values)} of "
+                   f"trial of {t.candidate} for cell {key}: window {len(values)} of "
                    f"{config.trial_windows}, {value / 1e6:.2f} MB/s against "
                    f"{t.base_value / 1e6:.2f} MB/s under {t.base}",
                    replace(state, trial=replace(t, values=values)))
     result = conclude(replace(t, values=values), now, config)
     if result.kept:
         return out("hold", Reason.TRIAL,
-                   f"trial of {t.runner_up} for cell {key}: {result.why}: {t.runner_up} kept "
+                   f"trial of {t.candidate} for cell {key}: {result.why}: {t.candidate} kept "
                    f"for this cell for {config.trial_retry_s:g} s",
                    replace(state, trial=None, trials=state.trials + (result,), settled=None,
                            settled_n=0, recent=()))
     return _trial_back(state, result, now, out, policies,
-                       f"trial of {t.runner_up} for cell {key}: {result.why}")
+                       f"trial of {t.candidate} for cell {key}: {result.why}")
 
 
 def _trial_abandon(state: DeviceState, why: str, now: float, out: Any,
                    policies: PolicyTable | None) -> Decision:
     t = state.trial
     assert t is not None
-    result = TrialResult(t.cell, t.base, t.runner_up, now, False, None, f"abandoned: {why}")
+    result = TrialResult(t.cell, t.base, t.candidate, now, False, None, f"abandoned: {why}")
     return _trial_back(state, result, now, out, policies,
-                       f"trial of {t.runner_up} for cell {t.cell.rsplit(':', 1)[-1]} "
+                       f"trial of {t.candidate} for cell {t.cell.rsplit(':', 1)[-1]} "
                        f"abandoned ({why})")
 
 

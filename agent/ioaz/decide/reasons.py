@@ -29,7 +29,8 @@ DESCRIPTION: dict[Reason, str] = {
                    "from the scheduler in force, and the damping below allows it)",
     Reason.MODEL: "the trained model's choice, at or above its confidence threshold",
     Reason.PIN: "the administrator pinned a policy (ioazctl pin), until it expires",
-    Reason.TRIAL: "a near-tie cell's runner-up measured against its policy for a few windows "
+    Reason.TRIAL: "a near-tie cell's runner-up (or, with trial_unclear, an unclear cell's "
+                  "alternative) measured against its policy for a few windows "
                   "(at most max_trials_per_hour, outside the switch budget)",
     Reason.MANUAL: "the administrator, or someone behind ioaz's back, owns the device until "
                    "`ioazctl resume`",

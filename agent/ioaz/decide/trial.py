@@ -50,15 +50,16 @@ TRIAL_GOALS = ("throughput", "mean")
 
 @dataclass(frozen=True)
 class Trial:
-    """A trial under way: the runner-up is in force and being measured."""
+    """A trial under way: the candidate (the cell's runner-up, or an alternative) is in
+    force and being measured."""
 
     cell: str              # "matrix name:cell key" the trial is for
     base: str              # the cell's policy, in force before
-    runner_up: str
+    candidate: str         # the policy on trial
     base_value: float      # mean measure over the judged windows just before, bytes/s
     processes: str         # the class's process bucket when it started
     started: float
-    values: tuple[float, ...] = ()   # the measure in each judged window under the runner-up
+    values: tuple[float, ...] = ()   # the measure in each judged window under the candidate
     pids: tuple[int, ...] = ()       # the processes of the windows before; () unknown
 
 
@@ -66,10 +67,10 @@ class Trial:
 class TrialResult:
     cell: str
     base: str
-    runner_up: str
+    candidate: str
     at: float
     kept: bool
-    gain: float | None     # runner-up / base - 1; None when the trial was abandoned
+    gain: float | None     # candidate / base - 1; None when the trial was abandoned
     why: str
 
 
@@ -126,7 +127,7 @@ def live_results(results: tuple[TrialResult, ...], now: float,
 
 
 def kept_for(verdict: Verdict, results: tuple[TrialResult, ...]) -> TrialResult | None:
-    """A trial on this device that found the cell's runner-up better than the cell's policy."""
+    """A trial on this device that found a candidate better than the cell's policy."""
     cid = cell_id(verdict)
     return next((r for r in results if r.kept and r.cell == cid and r.base == verdict.policy),
                 None)
@@ -155,7 +156,7 @@ def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, .
         wanted.append(verdict.runner_up)
     if config.trial_unclear:
         wanted += [a for a in verdict.alternatives if a not in wanted]
-    tried = {r.runner_up for r in mine}
+    tried = {r.candidate for r in mine}
     return tuple(c for c in wanted if c not in tried and c != verdict.policy)
 
 
@@ -163,7 +164,7 @@ def conclude(trial: Trial, now: float, config: DecideConfig) -> TrialResult:
     value = sum(trial.values) / len(trial.values)
     gain = value / trial.base_value - 1 if trial.base_value > 0 else 0.0
     kept = gain >= config.trial_min_gain
-    why = (f"{trial.runner_up} moved {value / 1e6:.2f} MB/s over {len(trial.values)} windows "
+    why = (f"{trial.candidate} moved {value / 1e6:.2f} MB/s over {len(trial.values)} windows "
            f"against {trial.base_value / 1e6:.2f} MB/s under {trial.base} just before "
            f"({100 * gain:+.0f}%; kept at {100 * config.trial_min_gain:+.0f}% or more)")
-    return TrialResult(trial.cell, trial.base, trial.runner_up, now, kept, gain, why)
+    return TrialResult(trial.cell, trial.base, trial.candidate, now, kept, gain, why)

@@ -235,7 +235,7 @@ class _DeviceFamilies:
             "matrix, model, pin or trial; `ioazctl explain DEVICE` says what each means)",
             labels=dev + ["from", "to", "reason"])
         self.trials = CounterMetricFamily(
-            "ioaz_trials", "Trials of a near-tie matrix cell's runner-up that ended, by "
+            "ioaz_trials", "Trials that ended (a matrix cell's runner-up or alternative), by "
             "outcome: kept, given_back, abandoned (the workload changed)",
             labels=dev + ["outcome"])
         self.stalls = HistogramMetricFamily(

@@ -388,10 +388,12 @@ def _hysteresis_sweep(out: dict[str, Any],
     return rows
 
 
-# the trial settings the sweep compares: none, ioazd's default, a longer settling
+# the trial settings the sweep compares: none, ioazd's default, a longer settling, and the
+# default with trial_unclear
 TRIAL_SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("off", {"trial_margin_points": 0.0}), ("after 10 windows", {"trial_after_windows": 10}),
-    ("after 15 windows", {"trial_after_windows": 15}), ("after 20 windows (default)", {}))
+    ("after 15 windows", {"trial_after_windows": 15}), ("after 20 windows (default)", {}),
+    ("and the unclear cells' alternatives", {"trial_unclear": True}))
 
 
 def _trial_sweep(out: dict[str, Any],

@@ -188,7 +188,9 @@ def adaptive_section(rep: Report, out: dict[str, Any], statics: list[str]) -> No
     if tr:
         sec.text("**Runner-up trials** (decide/trial.py). The calibrated agent, goal "
                  "throughput, with trials off and starting after 10, 15 or 20 (ioazd's "
-                 "default) settled windows. A trial runs the cell's runner-up for 3 windows and "
+                 "default) settled windows, and the default with `trial_unclear` (a cell whose "
+                 "policy no measurement chose also tries the policies that won the matrix's "
+                 "measured cells). A trial runs the cell's runner-up for 3 windows and "
                  "keeps it if it moved 10% more bytes. It is abandoned at once if other "
                  "processes drive the device. The phases-office database is where trials pay: "
                  "cfq's view of it (8/random/read) names cfq, and stream serves it 3x better. "
