@@ -228,6 +228,12 @@ def test_trial_settings_are_validated_with_the_config_line(tmp_path: Path) -> No
     assert (cfg.trial_margin_points, cfg.trial_retry_s, cfg.trial_unclear) == (3.0, 60.0, False)
     p.write_text("decide:\n  trial_unclear: true\n")
     assert config_from_doc(load_file(p)).trial_unclear is True
+    assert cfg.trial_measured is False
+    p.write_text("decide:\n  trial_measured: true\n")
+    assert config_from_doc(load_file(p)).trial_measured is True
+    p.write_text("decide:\n  goal: mean\n  trial_measured: 1\n")
+    with pytest.raises(ValidationError, match=rf"{p}:3: .*trial_measured"):
+        config_from_doc(load_file(p))
 
 
 def test_the_shipped_matrices_have_no_runner_up_so_ioazd_tries_nothing_by_default() -> None:
@@ -301,13 +307,21 @@ def unclear_provider(tmp_path: Path) -> MatrixVerdicts:
     return MatrixVerdicts((Rule(0, {"throughput": p.name}),), {p.name: load_matrix(p)})
 
 
-def test_an_unclear_cell_offers_the_matrix_winners_and_a_measured_cell_none(
-        tmp_path: Path) -> None:
+def test_a_cell_offers_the_matrix_winners_but_its_own_policy(tmp_path: Path) -> None:
     prov = unclear_provider(tmp_path)
     assert prov.verdict(feats("16+", 2.0), HDD, "throughput").alternatives == ("cfq", "stream")
-    # a measured cell's policy is not a guess: nothing to offer, not even the other winners
-    assert prov.verdict(feats("4", 2.0), HDD, "throughput").alternatives == ()
-    assert prov.verdict(feats("1", 2.0), HDD, "throughput").alternatives == ()
+    assert prov.verdict(feats("4", 2.0), HDD, "throughput").alternatives == ("stream",)
+    assert prov.verdict(feats("1", 2.0), HDD, "throughput").alternatives == ("cfq",)
+
+
+def test_a_table_with_no_measured_cell_offers_nothing(tmp_path: Path) -> None:
+    p = tmp_path / "paper.yaml"
+    p.write_text(UNCLEAR.replace("kind: measured", "kind: published"))
+    prov = MatrixVerdicts((Rule(0, {"throughput": p.name}),), {p.name: load_matrix(p)})
+    for procs in ("1", "4", "16+"):
+        assert prov.verdict(feats(procs, 2.0), HDD, "throughput").alternatives == ()
+    cfg = replace(CFG, trial_unclear=True, trial_measured=True)
+    assert switches(run([("4", 2.0)] * 30, prov, cfg)) == [(None, "cfq", "matrix")]
 
 
 def test_with_trial_unclear_an_unclear_cell_tries_the_winners_in_turn_and_keeps_a_better_one(
@@ -330,6 +344,25 @@ def test_with_trial_unclear_an_unclear_cell_tries_the_winners_in_turn_and_keeps_
 def test_without_trial_unclear_an_unclear_cell_tries_nothing(tmp_path: Path) -> None:
     ds = run([("16+", 2.0)] * 30, unclear_provider(tmp_path))
     assert switches(ds) == [(None, "deadline", "matrix")]
+    # trial_measured is for the measured cells only
+    ds = run([("16+", 2.0)] * 30, unclear_provider(tmp_path), replace(CFG, trial_measured=True))
+    assert switches(ds) == [(None, "deadline", "matrix")]
+
+
+def test_a_measured_cell_tries_the_other_winners_only_with_trial_measured(
+        tmp_path: Path) -> None:
+    # cell 4 was measured: cfq. Without trial_measured (trial_unclear or not) nothing is
+    # tried; with it, stream (the matrix's other winner) is, and kept at +50%
+    for cfg in (CFG, replace(CFG, trial_unclear=True)):
+        assert switches(run([("4", 2.0)] * 30, unclear_provider(tmp_path), cfg)) == \
+            [(None, "cfq", "matrix")]
+    ds = run([("4", 2.0)] * 5 + [("4", 3.0)] * 10, unclear_provider(tmp_path),
+             replace(CFG, trial_measured=True))
+    assert switches(ds) == [(None, "cfq", "matrix"), ("cfq", "stream", "trial")]
+    assert "trying the alternative stream" in ds[4].text
+    assert "this cell was measured on the calibration's workloads, not this one" in ds[4].text
+    assert "stream kept for this cell" in ds[7].text
+    assert all(d.action == "hold" and d.policy == "stream" for d in ds[8:])
 
 
 def test_an_unclear_cell_with_a_near_tie_tries_its_runner_up_first(tmp_path: Path) -> None:

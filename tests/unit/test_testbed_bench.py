@@ -328,6 +328,14 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
     assert both[bench.KERNEL_UNCLEAR]["decide"]["matrix_rules"] == [rule1]
     assert both[bench.KERNEL_UNCLEAR]["decide"]["trial_unclear"] is True
     assert both[bench.KERNEL]["decide"].get("trial_unclear", False) is False
+    assert both[bench.KERNEL_UNCLEAR]["decide"].get("trial_measured", False) is False
+    # ioazd-kernel-trials: trials in every cell of them, unclear or measured
+    trials = bench.contender_configs([bench.KERNEL_TRIALS], 1)[bench.KERNEL_TRIALS]["decide"]
+    assert trials["matrix_rules"] == [rule1]
+    assert (trials["trial_unclear"], trials["trial_measured"]) == (True, True)
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel-trials",
+                                             "--queue-depth", "1"]))
+    assert plan.contenders == ["bfq", "ioazd-kernel-trials"]
     with pytest.raises(ValueError, match="calibrated at this queue depth: .*qd7-min.yaml"):
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-unclear",
                                           "--queue-depth", "7"]))

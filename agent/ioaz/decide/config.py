@@ -84,6 +84,11 @@ class DecideConfig:
     # on the real kernel's applications (docs/testbed.md, thirteenth run), not yet on the
     # simulator's mixes whose figures the README gives.
     trial_unclear: bool = False
+    # And in a cell a measurement chose: the calibration measured its own workloads of the
+    # class, and the device's may want another scheduler (docs/testbed.md, fourteenth run:
+    # dbench's cell, measured on 4 KiB O_DIRECT writers, names stream; bfq serves dbench
+    # better). Off by default, as trial_unclear.
+    trial_measured: bool = False
     # Trials have their own cap, outside max_switches_per_hour (two switches each).
     max_trials_per_hour: int = 6
     matrix_rules: tuple[Rule, ...] = DEFAULT_RULES
@@ -146,6 +151,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         trial_min_gain=float(d.get("trial_min_gain", defaults.trial_min_gain)),
         trial_retry_s=float(d.get("trial_retry_s", defaults.trial_retry_s)),
         trial_unclear=bool(d.get("trial_unclear", defaults.trial_unclear)),
+        trial_measured=bool(d.get("trial_measured", defaults.trial_measured)),
         max_trials_per_hour=d.get("max_trials_per_hour", defaults.max_trials_per_hour),
         matrix_rules=rules,
         file=doc.file,

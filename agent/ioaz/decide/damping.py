@@ -346,7 +346,10 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
                   pids=state.workload_pids())
     why = (f"the cell's lead over it is {verdict.margin_points:g} points"
            if cand == verdict.runner_up and verdict.margin_points is not None else
-           "it won measured cells of this matrix, and no measurement chose this cell's policy")
+           "it won measured cells of this matrix, and no measurement chose this cell's policy"
+           if verdict.source_kind == "judgement" else
+           "it won measured cells of this matrix, and this cell was measured on the "
+           "calibration's workloads, not this one")
     text = (f"{verdict.text}; settled {state.settled_n} windows: trying {_what(cand, verdict)} "
             f"{cand} ({why}) for {config.trial_windows} windows against "
             f"{base_value / 1e6:.2f} MB/s under {state.policy}")

@@ -21,7 +21,10 @@ want anything. With `trial_unclear`, such a cell also gets the policies that won
 matrix's measured cells, one trial each, after its runner-up, until one is kept: an
 application through a file system can fall in a class the raw-disk calibration never ran,
 and want a scheduler the calibration gave to other classes (docs/testbed.md, twelfth run:
-bfq on dbench and sysbench at drive depth 1). A trial is abandoned (going back) when
+bfq on dbench and sysbench at drive depth 1). With `trial_measured`, a cell a measurement
+chose gets them too: the calibration measured its own workloads of the class, and another
+workload of it can want another scheduler (fourteenth run: dbench's cell, once measured on
+raw-disk writers, names stream; bfq serves dbench better). A trial is abandoned (going back) when
 the workload changes under it, the comparison would not be fair. That is judged by who the
 processes are, or by their count when the source does not say who (diskstats).
 
@@ -138,8 +141,9 @@ def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, .
     """The policies to try now in this window's cell, in order; () when no trial is due.
     `settled`: consecutive judged windows in this cell with its policy in force; `recent`:
     the measure in the last of them. First the cell's runner-up, when it trailed by under
-    trial_margin_points; then, with trial_unclear, the verdict's alternatives. Each is tried
-    once per trial_retry_s, and none once one was kept for the cell."""
+    trial_margin_points; then the verdict's alternatives, with trial_unclear in a cell whose
+    policy is a judgement and with trial_measured in a measured one. Each is tried once per
+    trial_retry_s, and none once one was kept for the cell."""
     if config.trial_margin_points <= 0 or goal not in TRIAL_GOALS:
         return ()
     if settled < config.trial_after_windows or len(recent) < config.trial_windows:
@@ -154,10 +158,18 @@ def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, .
     if verdict.runner_up is not None and verdict.margin_points is not None \
             and verdict.margin_points < config.trial_margin_points:
         wanted.append(verdict.runner_up)
-    if config.trial_unclear:
+    if alternatives_wanted(verdict, config):
         wanted += [a for a in verdict.alternatives if a not in wanted]
     tried = {r.candidate for r in mine}
     return tuple(c for c in wanted if c not in tried and c != verdict.policy)
+
+
+def alternatives_wanted(verdict: Verdict, config: DecideConfig) -> bool:
+    """Whether this cell tries the matrix's other measured winners: a judgement with
+    trial_unclear, a measurement with trial_measured (a paper's table has no measured cells,
+    so no alternatives either)."""
+    return (config.trial_unclear and verdict.source_kind == "judgement") or \
+        (config.trial_measured and verdict.source_kind == "measured")
 
 
 def conclude(trial: Trial, now: float, config: DecideConfig) -> TrialResult:

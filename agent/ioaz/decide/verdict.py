@@ -30,8 +30,8 @@ class Verdict:
     runner_up: str | None = None  # the cell's second policy, and the winner's lead over it
     margin_points: float | None = None  # (points of share of the per-workload best)
     within_noise: tuple[str, ...] = ()  # policies the cell's calibration could not tell apart
-    # where no measurement chose the cell's policy (source kind judgement): the policies
-    # that won the matrix's measured cells, for trials (trial.py, trial_unclear)
+    # the policies that won the matrix's measured cells, other than this cell's, for trials
+    # (trial.py: trial_unclear in a cell no measurement chose, trial_measured in one it did)
     alternatives: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
@@ -90,8 +90,8 @@ class MatrixVerdicts:
             source_kind=cell.source.kind, rule=choice.rule.describe(),
             runner_up=cell.runner_up, margin_points=cell.margin_points,
             within_noise=cell.within_noise,
-            alternatives=() if cell.source.kind != "judgement" else tuple(
-                p for p in self._measured_winners(choice.file, goal) if p != cell.policy),
+            alternatives=tuple(p for p in self._measured_winners(choice.file, goal)
+                               if p != cell.policy),
         )
 
     def _measured_winners(self, file: str, goal: str) -> tuple[str, ...]:

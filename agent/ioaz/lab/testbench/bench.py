@@ -36,6 +36,9 @@ DRY_OVER = DRY + "@"
 KERNEL = "ioazd-kernel"
 # ioazd-kernel with trials in the cells no measurement chose (decide trial_unclear)
 KERNEL_UNCLEAR = KERNEL + "-unclear"
+# and with them in the measured cells too (trial_measured)
+KERNEL_TRIALS = KERNEL + "-trials"
+KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS)   # ioazd on the kernel matrices
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
 # calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
@@ -149,6 +152,7 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
     shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
     `ioazd-kernel-unclear` (the same, trying other policies where a cell is unclear),
+    `ioazd-kernel-trials` (and in the measured cells too),
     and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
     that its run against the kernel default's is what observing alone costs in this guest
     (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first)."""
@@ -156,13 +160,15 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     for c in contenders:
         if c == "ioazd":
             out[c] = ioazd_config(None)
-        elif c in (KERNEL, KERNEL_UNCLEAR):
+        elif c in KERNEL_CONTENDERS:
             cfg = ioazd_config(None)
             cfg["decide"]["matrix_rules"] = [
                 {"match": {"rotational": True},
                  "matrices": kernel_matrices(queue_depth)}]
-            if c == KERNEL_UNCLEAR:
+            if c in (KERNEL_UNCLEAR, KERNEL_TRIALS):
                 cfg["decide"]["trial_unclear"] = True
+            if c == KERNEL_TRIALS:
+                cfg["decide"]["trial_measured"] = True
             out[c] = cfg
         elif is_dry(c):
             out[c] = {**ioazd_config(None), "dry_run": True}

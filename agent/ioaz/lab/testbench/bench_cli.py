@@ -22,6 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="static schedulers, stream-tuned (stream with the kernel "
                         "matrices' curve), ioazd (the shipped config), ioazd-kernel, "
                         "ioazd-kernel-unclear (with trials where a cell is unclear), "
+                        "ioazd-kernel-trials (in every calibrated cell), "
                         "ioazd-GOAL, ioazd-dry (observes only: what observing costs) "
                         "and ioazd-dry@STATIC (observing over a static contender) "
                         "(default: %(default)s)")
@@ -53,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def plan_from(args: argparse.Namespace) -> bench.Plan:
     cs = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    named = ("ioazd", bench.DRY, bench.KERNEL, bench.KERNEL_UNCLEAR, bench.STREAM_TUNED)
+    named = ("ioazd", bench.DRY, *bench.KERNEL_CONTENDERS, bench.STREAM_TUNED)
     bad = [c for c in cs if c not in bench.STATIC and c not in named
            and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)
            and bench.dry_base(c) not in bench.STATIC_CONTENDERS]
@@ -63,7 +64,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                          f"(GOAL: {', '.join(bench.GOALS)}), {bench.DRY_OVER}STATIC "
                          "(STATIC: a static contender above)")
     tuned = [c for c in cs if bench.STREAM_TUNED in (c, bench.dry_base(c))]
-    if bench.KERNEL in cs or bench.KERNEL_UNCLEAR in cs or tuned:
+    if any(c in bench.KERNEL_CONTENDERS for c in cs) or tuned:
         missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)
                    if not f.is_file()]
         if missing:
