@@ -365,6 +365,21 @@ def test_a_measured_cell_tries_the_other_winners_only_with_trial_measured(
     assert all(d.action == "hold" and d.policy == "stream" for d in ds[8:])
 
 
+
+def test_a_runner_up_far_behind_is_tried_as_an_alternative_and_says_so(tmp_path: Path) -> None:
+    # cell 4 (cfq, measured) with stream 40 points behind: not a near tie, so with trials
+    # in measured cells stream is tried for having won another cell, not for the margin
+    p = tmp_path / "unclear-test.yaml"
+    p.write_text(UNCLEAR.replace(
+        '"4": cfq', '"4": {policy: cfq, runner_up: {policy: stream, margin_points: 40.0}}'))
+    prov = MatrixVerdicts((Rule(0, {"throughput": p.name}),), {p.name: load_matrix(p)})
+    assert switches(run([("4", 2.0)] * 30, prov)) == [(None, "cfq", "matrix")]
+    ds = run([("4", 2.0)] * 5 + [("4", 1.0)] * 3, prov, replace(CFG, trial_measured=True))
+    assert "trying the alternative stream (it won measured cells of this matrix" in ds[4].text
+    assert "lead over it" not in ds[4].text
+    assert "back to cfq" in ds[7].text
+
+
 def test_an_unclear_cell_with_a_near_tie_tries_its_runner_up_first(tmp_path: Path) -> None:
     p = tmp_path / "unclear-test.yaml"
     p.write_text(UNCLEAR.replace(

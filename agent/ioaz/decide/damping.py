@@ -30,6 +30,7 @@ from .trial import (
     live_results,
     measure,
     mostly_new,
+    near_runner_up,
     other_processes,
 )
 from .verdict import Verdict, VerdictProvider
@@ -328,7 +329,7 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", _by(verdict), hold_text, state, verdict)
     if len(state.trial_starts) >= config.max_trials_per_hour:
-        return out("hold", _by(verdict), hold_text + f"; {_what(tries[0], verdict)} "
+        return out("hold", _by(verdict), hold_text + f"; {_what(tries[0], verdict, config)} "
                    f"{tries[0]} is not tried: {len(state.trial_starts)} trials in the last hour "
                    f"(max_trials_per_hour {config.max_trials_per_hour})", state, verdict)
     # the first candidate this device can realise (a kmod elevator may not be loaded)
@@ -339,28 +340,28 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
         if res is None or res.scheduler is not None:
             break
     if res is not None and res.scheduler is None:
-        return out("hold", _by(verdict), hold_text + f"; {_what(cand, verdict)} "
+        return out("hold", _by(verdict), hold_text + f"; {_what(cand, verdict, config)} "
                    f"{cand} cannot be tried: {res.reason}", state, verdict)
     base_value = sum(state.recent) / len(state.recent)
     trial = Trial(cid, state.policy, cand, base_value, wc.processes, now,
                   pids=state.workload_pids())
     why = (f"the cell's lead over it is {verdict.margin_points:g} points"
-           if cand == verdict.runner_up and verdict.margin_points is not None else
+           if near_runner_up(cand, verdict, config) else
            "it won measured cells of this matrix, and no measurement chose this cell's policy"
            if verdict.source_kind == "judgement" else
            "it won measured cells of this matrix, and this cell was measured on the "
            "calibration's workloads, not this one")
-    text = (f"{verdict.text}; settled {state.settled_n} windows: trying {_what(cand, verdict)} "
-            f"{cand} ({why}) for {config.trial_windows} windows against "
-            f"{base_value / 1e6:.2f} MB/s under {state.policy}")
+    text = (f"{verdict.text}; settled {state.settled_n} windows: trying "
+            f"{_what(cand, verdict, config)} {cand} ({why}) for {config.trial_windows} "
+            f"windows against {base_value / 1e6:.2f} MB/s under {state.policy}")
     return out("switch", Reason.TRIAL, text,
                replace(_switched(state, cand, now, trial=True), trial=trial,
                        trial_starts=state.trial_starts + (now,)),
                verdict, res)
 
 
-def _what(policy: str, verdict: Verdict) -> str:
-    return "the runner-up" if policy == verdict.runner_up else "the alternative"
+def _what(policy: str, verdict: Verdict, config: DecideConfig) -> str:
+    return "the runner-up" if near_runner_up(policy, verdict, config) else "the alternative"
 
 
 def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideConfig,

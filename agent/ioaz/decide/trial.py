@@ -155,13 +155,19 @@ def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, .
     if any(r.kept for r in mine):
         return ()
     wanted: list[str] = []
-    if verdict.runner_up is not None and verdict.margin_points is not None \
-            and verdict.margin_points < config.trial_margin_points:
+    if verdict.runner_up is not None and near_runner_up(verdict.runner_up, verdict, config):
         wanted.append(verdict.runner_up)
     if alternatives_wanted(verdict, config):
         wanted += [a for a in verdict.alternatives if a not in wanted]
     tried = {r.candidate for r in mine}
     return tuple(c for c in wanted if c not in tried and c != verdict.policy)
+
+
+def near_runner_up(policy: str, verdict: Verdict, config: DecideConfig) -> bool:
+    """Whether this policy is tried as the cell's runner-up, within trial_margin_points of
+    its policy (a runner-up further behind can still be tried as one of the alternatives)."""
+    return policy == verdict.runner_up and verdict.margin_points is not None \
+        and verdict.margin_points < config.trial_margin_points
 
 
 def alternatives_wanted(verdict: Verdict, config: DecideConfig) -> bool:
