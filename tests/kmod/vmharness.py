@@ -314,7 +314,11 @@ def parse_sections(console: str) -> dict[str, list[str]]:
 def boot(initrd: Path, timeout: float, krel: str = KREL, smp: int = 2,
          mem_mb: int = 1024) -> Boot:
     vmlinuz = kernel_tree(krel) / "boot" / f"vmlinuz-{krel}"
-    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-m", str(mem_mb), "-smp", str(smp),
+    # One host thread for every vCPU, as the testbed's guest (agent/ioaz/testbed/vm.py):
+    # multi-threaded TCG let a vCPU run a kernel site another was patching, and a CI boot
+    # of 2026-11-27 died of it before /init ("Oops: int3" in enqueue_timer).
+    cmd = ["qemu-system-x86_64", "-accel", "tcg,thread=single", "-m", str(mem_mb),
+           "-smp", str(smp),
            "-nographic", "-no-reboot", "-nic", "none",
            "-kernel", str(vmlinuz), "-initrd", str(initrd),
            "-append", "console=ttyS0 panic=-1 loglevel=4 nokaslr clocksource=tsc tsc=reliable"]
