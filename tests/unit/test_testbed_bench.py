@@ -333,6 +333,10 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
     trials = bench.contender_configs([bench.KERNEL_TRIALS], 1)[bench.KERNEL_TRIALS]["decide"]
     assert trials["matrix_rules"] == [rule1]
     assert (trials["trial_unclear"], trials["trial_measured"]) == (True, True)
+    assert trials.get("trial_rounds", 1) == 1
+    # ioazd-kernel-rounds: those trials in rounds
+    rounds = bench.contender_configs([bench.KERNEL_ROUNDS], 1)[bench.KERNEL_ROUNDS]["decide"]
+    assert rounds == {**trials, "trial_rounds": bench.ROUNDS} and bench.ROUNDS > 1
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel-trials",
                                              "--queue-depth", "1"]))
     assert plan.contenders == ["bfq", "ioazd-kernel-trials"]

@@ -246,9 +246,17 @@ def _format_trials(trials: dict[str, Any], out: TextIO) -> None:
     """The trial under way and those of the last hour (decide/trial.py)."""
     t = trials.get("under_way")
     if t:
+        rounds = t.get("rounds", 1)
+        rnd = f", round {t['round']} of {rounds}" if rounds > 1 else ""
+        so_far = ", gains so far " + ", ".join(f"{100 * g:+.0f}%" for g in t["gains"]) \
+            if t.get("gains") else ""
+        if t.get("measuring", t["candidate"]) == t["base"]:
+            what = f"{t['base']} measured again as the next round's base"
+        else:
+            what = f"against {t['base_bytes_per_s'] / 1e6:.2f} MB/s under {t['base']}"
         print(f"trial under way: {t['candidate']} in place of {t['base']} for cell {t['cell']}"
-              f", {len(t['measured'])} of {t['windows']} windows measured, against "
-              f"{t['base_bytes_per_s'] / 1e6:.2f} MB/s under {t['base']}", file=out)
+              f"{rnd}, {len(t['measured'])} of {t['windows']} windows measured, {what}"
+              f"{so_far}", file=out)
     for d in trials.get("done") or []:
         verdict = "kept" if d["kept"] else "given back"
         print(f"trial {_age(d['age_s'])} ago, cell {d['cell']}: {d['candidate']} {verdict} "

@@ -78,6 +78,10 @@ class DecideConfig:
     trial_windows: int = 3
     trial_min_gain: float = 0.1
     trial_retry_s: float = 3600.0
+    # Rounds of a trial, alternating the candidate with the cell's policy (trial.py): kept
+    # when the mean gain over them reaches trial_min_gain / sqrt(rounds). 1: one stretch
+    # against the windows before, as the simulator's sweep measured.
+    trial_rounds: int = 1
     # Also try, in a cell whose policy no measurement chose (source kind judgement: no
     # calibration workload fell in it, or none won clearly), the policies that won the
     # matrix's measured cells, one a trial (Verdict.alternatives). Off by default: measured
@@ -150,6 +154,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         trial_windows=d.get("trial_windows", defaults.trial_windows),
         trial_min_gain=float(d.get("trial_min_gain", defaults.trial_min_gain)),
         trial_retry_s=float(d.get("trial_retry_s", defaults.trial_retry_s)),
+        trial_rounds=d.get("trial_rounds", defaults.trial_rounds),
         trial_unclear=bool(d.get("trial_unclear", defaults.trial_unclear)),
         trial_measured=bool(d.get("trial_measured", defaults.trial_measured)),
         max_trials_per_hour=d.get("max_trials_per_hour", defaults.max_trials_per_hour),

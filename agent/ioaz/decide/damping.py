@@ -23,6 +23,7 @@ from .trial import (
     Trial,
     TrialResult,
     active_pids,
+    after_round,
     candidates,
     cell_id,
     conclude,
@@ -353,7 +354,9 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
            "calibration's workloads, not this one")
     text = (f"{verdict.text}; settled {state.settled_n} windows: trying "
             f"{_what(cand, verdict, config)} {cand} ({why}) for {config.trial_windows} "
-            f"windows against {base_value / 1e6:.2f} MB/s under {state.policy}")
+            f"windows against {base_value / 1e6:.2f} MB/s under {state.policy}"
+            + (f", {config.trial_rounds} rounds in turns with {state.policy}"
+               if config.trial_rounds > 1 else ""))
     return out("switch", Reason.TRIAL, text,
                replace(_switched(state, cand, now, trial=True), trial=trial,
                        trial_starts=state.trial_starts + (now,)),
@@ -367,8 +370,9 @@ def _what(policy: str, verdict: Verdict, config: DecideConfig) -> str:
 def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                   goal: str, now: float, out: Any,
                   policies: PolicyTable | None) -> Decision:
-    """A judged window under the candidate being tried: measure it; after trial_windows,
-    keep the candidate for the cell or go back to the cell's policy."""
+    """A judged window of a trial: measure it; after trial_windows of the candidate, keep it
+    for the cell, go back to the cell's policy, or (trial_rounds > 1) measure the policy again
+    as the next round's base; after trial_windows of that, the candidate again."""
     t = state.trial
     assert t is not None
     key = t.cell.rsplit(":", 1)[-1]
@@ -384,13 +388,41 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
                f"the processes went from {t.processes} to {wc.processes}: another workload")
         return _trial_abandon(state, why, now, out, policies)
     values = t.values + (value,)
+    under = t.base if t.measuring_base else t.candidate
+    rnd = f"round {len(t.gains) + 1} of {config.trial_rounds}, " \
+        if config.trial_rounds > 1 else ""
     if len(values) < config.trial_windows:
+        against = "" if t.measuring_base else \
+            f" against {t.base_value / 1e6:.2f} MB/s under {t.base}"
         return out("hold", Reason.TRIAL,
-                   f"trial of {t.candidate} for cell {key}: window {len(values)} of "
-                   f"{config.trial_windows}, {value / 1e6:.2f} MB/s against "
-                   f"{t.base_value / 1e6:.2f} MB/s under {t.base}",
+                   f"trial of {t.candidate} for cell {key}: {rnd}{under} window {len(values)} "
+                   f"of {config.trial_windows}, {value / 1e6:.2f} MB/s{against}",
                    replace(state, trial=replace(t, values=values)))
-    result = conclude(replace(t, values=values), now, config)
+    mean = sum(values) / len(values)
+    if t.measuring_base:
+        # the base of the next round, measured: the candidate again
+        res = resolve(t.candidate, policies, state.available) \
+            if policies and state.available else None
+        again = replace(t, base_value=mean, values=(), measuring_base=False)
+        return out("switch", Reason.TRIAL,
+                   f"trial of {t.candidate} for cell {key}: {rnd}{t.base} moved "
+                   f"{mean / 1e6:.2f} MB/s over {len(values)} windows: {t.candidate} again",
+                   replace(_switched(state, t.candidate, now, trial=True), trial=again),
+                   resolution=res)
+    gains = t.gains + ((mean / t.base_value - 1) if t.base_value > 0 else 0.0,)
+    done = replace(t, values=values, gains=gains)
+    step_ = after_round(gains, config)
+    if step_ == "again":
+        res = resolve(t.base, policies, state.available) \
+            if policies and state.available else None
+        return out("switch", Reason.TRIAL,
+                   f"trial of {t.candidate} for cell {key}: {rnd}{t.candidate} moved "
+                   f"{mean / 1e6:.2f} MB/s against {t.base_value / 1e6:.2f} under {t.base} "
+                   f"({100 * gains[-1]:+.0f}%): {t.base} again for the next round's base",
+                   replace(_switched(state, t.base, now, trial=True),
+                           trial=replace(done, values=(), measuring_base=True)),
+                   resolution=res)
+    result = conclude(done, gains, now, config)
     if result.kept:
         return out("hold", Reason.TRIAL,
                    f"trial of {t.candidate} for cell {key}: {result.why}: {t.candidate} kept "
@@ -415,6 +447,9 @@ def _trial_back(state: DeviceState, result: TrialResult, now: float, out: Any,
                 policies: PolicyTable | None, text: str) -> Decision:
     """Back to the cell's policy after a trial: part of the trial, so neither the budget
     nor the damping holds it."""
+    if state.policy == result.base:
+        return out("hold", Reason.TRIAL, f"{text}: {result.base} stays",
+                   replace(state, trial=None, trials=state.trials + (result,)))
     res = resolve(result.base, policies, state.available) \
         if policies and state.available else None
     back = _switched(replace(state, trial=None, trials=state.trials + (result,)), result.base,

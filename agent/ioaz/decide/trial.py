@@ -15,6 +15,15 @@ measure with the same number of windows just before. It keeps the runner-up for 
 when it did at least `trial_min_gain` better, and goes back otherwise. Either way that
 policy is not tried again in that cell on that device for `trial_retry_s`.
 
+One round of a few windows cannot tell a small gain from a workload's own swings (an
+application through a file system moves 20% more or less from one 3-window stretch to the
+next; docs/testbed.md, fifteenth run). With `trial_rounds` R > 1 the trial alternates: the
+candidate, the cell's policy again, the candidate, ..., each round's gain taken against the
+policy's windows just before it, so a workload's drift falls on both sides. After R rounds
+the candidate is kept when the mean gain reaches trial_min_gain / sqrt(R), the same bar
+against chance for a mean of R rounds; it goes back at once, before R, when it is behind by
+the bar for the rounds so far.
+
 A cell whose policy no measurement chose (no calibration workload fell in its class, or
 none won clearly: source kind judgement) is a guess, and the workloads of the class may
 want anything. With `trial_unclear`, such a cell also gets the policies that won the
@@ -41,6 +50,7 @@ Pure, as damping.py: no clock, no sysfs.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..classify.features import pids_over_share
@@ -62,8 +72,12 @@ class Trial:
     base_value: float      # mean measure over the judged windows just before, bytes/s
     processes: str         # the class's process bucket when it started
     started: float
-    values: tuple[float, ...] = ()   # the measure in each judged window under the candidate
+    values: tuple[float, ...] = ()   # the measure in each judged window of this stretch
     pids: tuple[int, ...] = ()       # the processes of the windows before; () unknown
+    # trial_rounds > 1: each round's gain so far, and whether this stretch measures the
+    # cell's policy again (the base of the next round) rather than the candidate
+    gains: tuple[float, ...] = ()
+    measuring_base: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,11 +192,45 @@ def alternatives_wanted(verdict: Verdict, config: DecideConfig) -> bool:
         (config.trial_measured and verdict.source_kind == "measured")
 
 
-def conclude(trial: Trial, now: float, config: DecideConfig) -> TrialResult:
-    value = sum(trial.values) / len(trial.values)
-    gain = value / trial.base_value - 1 if trial.base_value > 0 else 0.0
-    kept = gain >= config.trial_min_gain
-    why = (f"{trial.candidate} moved {value / 1e6:.2f} MB/s over {len(trial.values)} windows "
-           f"against {trial.base_value / 1e6:.2f} MB/s under {trial.base} just before "
-           f"({100 * gain:+.0f}%; kept at {100 * config.trial_min_gain:+.0f}% or more)")
+def round_threshold(rounds: int, config: DecideConfig) -> float:
+    """The gain a mean over this many rounds must reach: trial_min_gain is set for one
+    round's noise, and the mean of k rounds, each against its own base just before, has
+    1/sqrt(k) of it, so the same bar for chance is trial_min_gain / sqrt(k)."""
+    return config.trial_min_gain / math.sqrt(rounds)
+
+
+def after_round(gains: tuple[float, ...], config: DecideConfig) -> str:
+    """keep | back | again, once a round of the candidate has been measured. After the last
+    round (trial_rounds) it is kept when the mean gain reaches round_threshold; before it,
+    it goes back at once when it is behind by as much (a clear loser is not measured
+    further), and measures another round otherwise. With one round: kept at trial_min_gain."""
+    k = len(gains)
+    mean = sum(gains) / k
+    bar = round_threshold(k, config)
+    if k >= config.trial_rounds:
+        return "keep" if mean >= bar else "back"
+    return "back" if mean <= -bar else "again"
+
+
+def conclude(trial: Trial, gains: tuple[float, ...], now: float,
+             config: DecideConfig) -> TrialResult:
+    """The trial's result once after_round says keep or back."""
+    gain = sum(gains) / len(gains)
+    bar = round_threshold(len(gains), config)
+    kept = after_round(gains, config) == "keep"
+    if config.trial_rounds == 1:
+        value = sum(trial.values) / len(trial.values)
+        why = (f"{trial.candidate} moved {value / 1e6:.2f} MB/s over {len(trial.values)} "
+               f"windows against {trial.base_value / 1e6:.2f} MB/s under {trial.base} just "
+               f"before ({100 * gain:+.0f}%; kept at {100 * bar:+.0f}% or more)")
+    else:
+        rounds = ", ".join(f"{100 * g:+.0f}%" for g in gains)
+        n = f"{len(gains)} rounds" if len(gains) > 1 else "1 round"
+        why = (f"{trial.candidate} against {trial.base} in {n} of "
+               f"{len(trial.values)} windows, each against the windows under {trial.base} "
+               f"just before: {rounds}; mean {100 * gain:+.1f}% (kept at "
+               f"{100 * round_threshold(config.trial_rounds, config):+.1f}% or more over "
+               f"{config.trial_rounds} rounds"
+               + ("" if kept or len(gains) >= config.trial_rounds else
+                  f"; behind by {100 * bar:.1f}% or more: no more rounds") + ")")
     return TrialResult(trial.cell, trial.base, trial.candidate, now, kept, gain, why)

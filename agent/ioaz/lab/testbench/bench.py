@@ -38,7 +38,10 @@ KERNEL = "ioazd-kernel"
 KERNEL_UNCLEAR = KERNEL + "-unclear"
 # and with them in the measured cells too (trial_measured)
 KERNEL_TRIALS = KERNEL + "-trials"
-KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS)   # ioazd on the kernel matrices
+# and each trial in ROUNDS rounds, in turns with the cell's policy (decide trial_rounds)
+KERNEL_ROUNDS = KERNEL + "-rounds"
+ROUNDS = 4
+KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
 # calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
@@ -152,7 +155,8 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
     shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
     `ioazd-kernel-unclear` (the same, trying other policies where a cell is unclear),
-    `ioazd-kernel-trials` (and in the measured cells too),
+    `ioazd-kernel-trials` (and in the measured cells too), `ioazd-kernel-rounds` (those trials
+    in ROUNDS rounds),
     and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
     that its run against the kernel default's is what observing alone costs in this guest
     (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first)."""
@@ -165,10 +169,12 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
             cfg["decide"]["matrix_rules"] = [
                 {"match": {"rotational": True},
                  "matrices": kernel_matrices(queue_depth)}]
-            if c in (KERNEL_UNCLEAR, KERNEL_TRIALS):
+            if c in (KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS):
                 cfg["decide"]["trial_unclear"] = True
-            if c == KERNEL_TRIALS:
+            if c in (KERNEL_TRIALS, KERNEL_ROUNDS):
                 cfg["decide"]["trial_measured"] = True
+            if c == KERNEL_ROUNDS:
+                cfg["decide"]["trial_rounds"] = ROUNDS
             out[c] = cfg
         elif is_dry(c):
             out[c] = {**ioazd_config(None), "dry_run": True}

@@ -23,6 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "matrices' curve), ioazd (the shipped config), ioazd-kernel, "
                         "ioazd-kernel-unclear (with trials where a cell is unclear), "
                         "ioazd-kernel-trials (in every calibrated cell), "
+                        f"ioazd-kernel-rounds (those in {bench.ROUNDS} rounds), "
                         "ioazd-GOAL, ioazd-dry (observes only: what observing costs) "
                         "and ioazd-dry@STATIC (observing over a static contender) "
                         "(default: %(default)s)")
