@@ -181,6 +181,7 @@ uninstall:
 # -- make deb: build/deb/ioaz_VERSION_all.deb and ioaz-dkms_VERSION_all.deb --------------------
 # dpkg-buildpackage on a copy of the sources with deploy/debian as its debian/ (the top level of
 # the checkout stays as it is); the BPF object is compiled by the package build itself.
+# DEBFULLNAME="Name" DEBEMAIL=addr make deb: the packages' maintainer (default: deploy/debian's).
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 DEB_SRC := build/deb/ioaz-$(VERSION)
 
@@ -190,5 +191,15 @@ deb: bpf-deps
 	tar --exclude=__pycache__ --exclude=build --exclude='*.ko' -cf - Makefile pyproject.toml README.md \
 	  agent/ioaz bpf decision_matrices deploy kmod | tar -xf - -C $(DEB_SRC)
 	cp -r deploy/debian $(DEB_SRC)/debian
+	@# who builds the package maintains it: DEBFULLNAME and DEBEMAIL, as dch reads them
+	if [ -n "$$DEBEMAIL" ]; then \
+	  export WHO="$${DEBFULLNAME:-$$DEBEMAIL} <$$DEBEMAIL>"; \
+	  if [ "$$(printf %s "$$WHO" | wc -l)" -ne 0 ]; then \
+	    echo "make deb: DEBFULLNAME or DEBEMAIL holds a newline: '$$WHO'" >&2; exit 2; fi; \
+	  for f in control changelog; do \
+	    awk '/^Maintainer: /  { print "Maintainer: " ENVIRON["WHO"]; next } \
+	         /^ -- .*>  /     { sub(/^ -- .*>  /, ""); print " -- " ENVIRON["WHO"] "  " $$0; next } \
+	         { print }' $(DEB_SRC)/debian/$$f > $(DEB_SRC)/debian/$$f.new && \
+	    mv $(DEB_SRC)/debian/$$f.new $(DEB_SRC)/debian/$$f || exit 1; done; fi
 	cd $(DEB_SRC) && dpkg-buildpackage -b -us -uc > ../build.log 2>&1 || { tail -40 ../build.log; exit 1; }
 	@ls build/deb/*.deb

@@ -101,12 +101,19 @@ def fio_totals(report: str) -> dict[str, float]:
     return out
 
 
+# who `make deb` is told maintains the packages (DEBFULLNAME, DEBEMAIL)
+DEB_MAINTAINER = ("ioaz's test suite & co", "tests@ioaz.invalid")
+
+
 @pytest.fixture(scope="session")
 def debs() -> dict[str, Path]:
     """`make deb` once per session: {"ioaz": the .deb, "ioaz-dkms": the DKMS .deb}."""
     for tool in ("dpkg-buildpackage", "dh"):
         need_tool(tool)
-    r = subprocess.run(["make", "-s", "-C", str(REPO), "deb"], capture_output=True, text=True)
+    # built as an operator builds their own: DEBFULLNAME/DEBEMAIL name the maintainer
+    env = {**os.environ, "DEBFULLNAME": DEB_MAINTAINER[0], "DEBEMAIL": DEB_MAINTAINER[1]}
+    r = subprocess.run(["make", "-s", "-C", str(REPO), "deb"], capture_output=True, text=True,
+                       env=env)
     assert r.returncode == 0, f"make deb failed:\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}"
     found = {p.name.split("_")[0]: p for p in (REPO / "build" / "deb").glob("*.deb")}
     assert set(found) == {"ioaz", "ioaz-dkms"}, found

@@ -13,7 +13,7 @@ from pathlib import Path
 import ioaz
 import pytest
 import tomllib
-from conftest import REPO, need_root, need_tool
+from conftest import DEB_MAINTAINER, REPO, need_root, need_tool
 
 
 def deb_field(deb: Path, field: str) -> str:
@@ -43,6 +43,10 @@ def test_ioaz_package_contents(debs: dict[str, Path], tmp_path: Path) -> None:
     assert depends == {"python3", "python3-yaml", "python3-prometheus-client", "libbpf1",
                        "systemd"}, depends
     assert deb_field(deb, "Recommends") == "python3-sklearn"
+    # the maintainer is who built it (DEBFULLNAME/DEBEMAIL), not deploy/debian's placeholder
+    who = f"{DEB_MAINTAINER[0]} <{DEB_MAINTAINER[1]}>"
+    assert deb_field(deb, "Maintainer") == who
+    assert deb_field(debs["ioaz-dkms"], "Maintainer") == who
     files = deb_files(deb)
     for f in ("/usr/sbin/ioazd", "/usr/bin/ioazctl", "/etc/ioaz/ioaz.yaml",
               "/lib/systemd/system/ioazd.service", "/usr/lib/tmpfiles.d/ioaz.conf",
