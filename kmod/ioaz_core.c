@@ -100,6 +100,13 @@ int ioaz_init_sched(struct request_queue *q, struct ioaz_init_arg *arg,
 #endif
 }
 
+/* No flags in priv[0] (ioaz_rq_flags), no stream length in priv[1] (stream). */
+void ioaz_prepare_request(struct request *rq)
+{
+	rq->elv.priv[0] = NULL;
+	rq->elv.priv[1] = NULL;
+}
+
 /* Bad input or a value out of [min, max]: -EINVAL, the caller keeps the old value. */
 int ioaz_parse_uint(const char *page, unsigned int min, unsigned int max,
 		    unsigned int *out)

@@ -78,12 +78,6 @@ static int fifo_request_merge(struct request_queue *q, struct request **rq,
 	return ELEVATOR_NO_MERGE;
 }
 
-static void fifo_prepare_request(struct request *rq)
-{
-	rq->elv.priv[0] = NULL;
-	rq->elv.priv[1] = NULL;
-}
-
 static void fifo_insert_requests(struct blk_mq_hw_ctx *hctx,
 				 struct list_head *list, ioaz_insert_t flags)
 {
@@ -175,7 +169,7 @@ struct elevator_type ioaz_fifo_type = {
 		.allow_merge		= fifo_allow_merge,
 		.bio_merge		= fifo_bio_merge,
 		.request_merge		= fifo_request_merge,
-		.prepare_request	= fifo_prepare_request,
+		.prepare_request	= ioaz_prepare_request,
 		.insert_requests	= fifo_insert_requests,
 		.dispatch_request	= fifo_dispatch_request,
 		.has_work		= fifo_has_work,

@@ -80,6 +80,9 @@ static inline void ioaz_rq_clear(struct request *rq, unsigned long bit)
 	rq->elv.priv[0] = (void *)(ioaz_rq_flags(rq) & ~bit);
 }
 
+/* every elevator's prepare_request: a new request carries nothing of ours */
+void ioaz_prepare_request(struct request *rq);
+
 /*
  * The papers' schedulers decide when the disk is free. blk-mq would take one
  * request from the elevator while the device is still busy and park it on

@@ -76,12 +76,6 @@ static void stream_exit_sched(struct elevator_queue *e)
 	kfree(sd);
 }
 
-static void stream_prepare_request(struct request *rq)
-{
-	rq->elv.priv[0] = NULL;
-	rq->elv.priv[1] = NULL;
-}
-
 static void stream_insert_requests(struct blk_mq_hw_ctx *hctx,
 				   struct list_head *list, ioaz_insert_t flags)
 {
@@ -317,7 +311,7 @@ struct elevator_type ioaz_stream_type = {
 	.ops = {
 		.init_sched		= stream_init_sched,
 		.exit_sched		= stream_exit_sched,
-		.prepare_request	= stream_prepare_request,
+		.prepare_request	= ioaz_prepare_request,
 		.insert_requests	= stream_insert_requests,
 		.dispatch_request	= stream_dispatch_request,
 		.has_work		= stream_has_work,

@@ -302,12 +302,6 @@ static void vr_exit_sched(struct elevator_queue *e)
 	kfree(vd);
 }
 
-static void vr_prepare_request(struct request *rq)
-{
-	rq->elv.priv[0] = NULL;
-	rq->elv.priv[1] = NULL;
-}
-
 static void vr_insert_requests(struct blk_mq_hw_ctx *hctx,
 			       struct list_head *list, ioaz_insert_t flags)
 {
@@ -441,7 +435,7 @@ struct elevator_type ioaz_vr_type = {
 	.ops = {
 		.init_sched		= vr_init_sched,
 		.exit_sched		= vr_exit_sched,
-		.prepare_request	= vr_prepare_request,
+		.prepare_request	= ioaz_prepare_request,
 		.insert_requests	= vr_insert_requests,
 		.dispatch_request	= vr_dispatch_request,
 		.has_work		= vr_has_work,

@@ -1,4 +1,4 @@
-"""Two of the hostile scenarios of ../shared/research/reliability.md on a whole, real ioazd (the
+"""Two of the hostile scenarios of docs/reliability.md on a whole, real ioazd (the
 unit tests take the parts apart): a flood of idle connections to the metrics port at systemd's
 default soft limit of 1024 descriptors (2.9), and a managed, pinned loop device detached under
 the daemon and its name then given to another disk (3.6, 2.2's identity)."""

@@ -30,39 +30,64 @@ def unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def imports() -> list[tuple[str, str, str]]:
-    """(importing unit, imported unit, where) for every import of an ioaz module."""
+def module_name(p: Path) -> str:
+    """agent/ioaz/decide/damping.py -> ioaz.decide.damping; a package by its own name."""
+    parts = p.relative_to(AGENT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p) for p in AGENT.rglob("*.py")}
+
+
+def module_imports() -> list[tuple[str, str, str]]:
+    """(importing module, imported module, where) for every import of an ioaz module, function-
+    level imports included; `from PKG import name` imports PKG.name when that is a module."""
     out = []
     for p in sorted(AGENT.rglob("*.py")):
-        rel = p.relative_to(AGENT.parent).with_suffix("")
-        mod = ".".join(rel.parts)
+        mod = module_name(p)
         pkg = mod if p.name == "__init__.py" else mod.rsplit(".", 1)[0]
-        if p.name == "__init__.py":
-            mod = pkg.removesuffix(".__init__")
-            pkg = mod
+        where = f"{p.relative_to(AGENT.parent)}:"
         for node in ast.walk(ast.parse(p.read_text())):
-            targets: list[str] = []
             if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = pkg.split(".")
-                    base = base[:len(base) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
-                targets = [target] + ([f"{target}.{a.name}" for a in node.names]
-                                      if target.count(".") == 0 else [])
+                base = pkg.split(".")
+                target = (".".join(base[:len(base) - node.level + 1]
+                                   + ([node.module] if node.module else []))
+                          if node.level else node.module or "")
+                found = [f"{target}.{a.name}" if f"{target}.{a.name}" in MODULES else target
+                         for a in node.names]
             elif isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            for t in targets[:1]:
-                if t == "ioaz" or t.startswith("ioaz."):
-                    if t == "ioaz" and isinstance(node, ast.ImportFrom):
-                        for a in node.names:   # a module of the package, or a name of its own
-                            name = a.name if a.name in FLOORS else "__init__"
-                            out.append((unit(mod), unit(f"ioaz.{name}"),
-                                        f"{rel}.py:{node.lineno}"))
-                    else:
-                        out.append((unit(mod), unit(t), f"{rel}.py:{node.lineno}"))
+                found = [a.name for a in node.names]
+            else:
+                continue
+            out += [(mod, t, f"{where}{node.lineno}") for t in found
+                    if t == "ioaz" or t.startswith("ioaz.")]
     return out
+
+
+def imports() -> list[tuple[str, str, str]]:
+    """(importing unit, imported unit, where) for every import of an ioaz module."""
+    return [(unit(a), unit(b), where) for a, b, where in module_imports()]
+
+
+def circles(pairs: list[tuple[str, str, str]]) -> list[str]:
+    """Every import a -> b (a before b by name) that b leads back to a through other imports."""
+    edges: dict[str, set[str]] = {}
+    for a, b, _ in pairs:
+        if a != b:
+            edges.setdefault(a, set()).add(b)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            for n in edges.get(todo.pop(), ()):
+                if n == goal:
+                    return True
+                if n not in seen:
+                    seen.add(n)
+                    todo.append(n)
+        return False
+
+    return sorted(f"{a} <-> {b}" for a in edges for b in edges[a] if a < b and reaches(b, a))
 
 
 def test_every_unit_has_a_floor() -> None:
@@ -78,17 +103,18 @@ def test_no_import_reaches_up_a_floor() -> None:
 
 
 def test_no_circle_between_packages() -> None:
-    edges: dict[str, set[str]] = {}
-    for a, b, _ in imports():
-        if a != b:
-            edges.setdefault(a, set()).add(b)
+    assert circles(imports()) == []
 
-    def reaches(start: str, goal: str, seen: set[str]) -> bool:
-        for n in edges.get(start, ()):
-            if n == goal or (n not in seen and reaches(n, goal, seen | {n})):
-                return True
-        return False
 
-    circles = sorted(f"{a} <-> {b}" for a in edges for b in edges[a]
-                     if a < b and reaches(b, a, {b}))
-    assert circles == [], circles
+def test_no_circle_between_modules() -> None:
+    """Inside a package too (the lab had one): a module never needs itself to be imported."""
+    assert circles(module_imports()) == []
+
+
+def test_ioazd_and_ioazctl_reach_a_model_through_ioaz_model_never_ioaz_learn() -> None:
+    """The daemon and its front ends sit above learn/ but must not import it: what runs on a
+    server loads a trained model through ioaz.model, without calibration's dependencies."""
+    served = {"daemon", "api", "metrics", "cli"}
+    found = [f"{where}: {b}" for a, b, where in module_imports()
+             if unit(a) in served and unit(b) == "learn"]
+    assert found == [], found

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__, home
-from ..actuate import Actuator, StateStore
+from ..actuate import Actuator, RestoreResult, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
 from ..sysblock import BlockSysfs
@@ -108,12 +108,17 @@ def restore_only(config: DaemonConfig) -> int:
     the devices go back now, not at the next start."""
     actuator = Actuator(BlockSysfs(), StateStore(config.state_dir))
     results = recover(config.state_dir, actuator=actuator)
+    log_recovered("restore_after_exit", results)
+    return 0 if all(r.ok for r in results) else 1
+
+
+def log_recovered(event: str, results: Sequence[RestoreResult]) -> None:
+    """One warning per device a state file left changed: put back, vanished or replaced."""
     for r in results:
-        log.warning(json.dumps({"event": "restore_after_exit", "device": r.device,
+        log.warning(json.dumps({"event": event, "device": r.device,
                                 "restored": r.restored, "vanished": r.vanished,
                                 "replaced": r.replaced, "errors": r.errors,
                                 "state_not_cleared": r.state_kept}))
-    return 0 if all(r.ok for r in results) else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,11 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     state = StateStore(config.state_dir)
     actuator = Actuator(sysfs, state)
     if not config.dry_run:
-        for r in recover(config.state_dir, actuator=actuator):
-            log.warning(json.dumps({"event": "crash_recovery", "device": r.device,
-                                    "restored": r.restored, "vanished": r.vanished,
-                                    "replaced": r.replaced, "errors": r.errors,
-                                    "state_not_cleared": r.state_kept}))
+        log_recovered("crash_recovery", recover(config.state_dir, actuator=actuator))
     try:
         source, why = open_source(config.probe, config.sample_plan(), sysfs)
     except Exception as e:

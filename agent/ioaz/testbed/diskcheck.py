@@ -172,7 +172,8 @@ class OrderCheck:
 ORDER_SCHEDULERS = (("none", "none"), ("mq-deadline", "deadline"), ("vr", "vr"),
                     ("bfq", "cfq"), ("stream", "stream"))
 RANDOM16 = "--rw=randread --bs=4k --ioengine=psync --numjobs=16 --group_reporting"
-# Xu & Jiang's par-read (seeds/002_*, 3.3): four synchronous 4 KiB readers, 50 GB apart
+# Xu & Jiang's par-read (their section 3.3; docs/references.md): four synchronous 4 KiB readers,
+# 50 GB apart
 PAR_READ = ("--rw=read --bs=4k --ioengine=psync --numjobs=4 --size=1g --offset=10g "
             "--offset_increment=50g --group_reporting")
 # as the paper ran it: through the page cache, whose read-ahead (the guest's 128 KiB) makes the

@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ioaz.decide import load_matrix
 from ioaz.lab.testbench import lag, measure
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
+from ioaz.located import load_file
 from ioaz.testbed import diskcheck, disks, vm
 from ioaz.testbed.errors import TestbedError
 
@@ -84,7 +83,7 @@ class Plan:
 
 def ioazd_config(goal: str | None) -> dict[str, Any]:
     """The shipped config (deploy/ioaz.yaml), with the guest's paths and disks."""
-    cfg = yaml.safe_load((REPO / "deploy" / "ioaz.yaml").read_text())
+    cfg = load_file(REPO / "deploy" / "ioaz.yaml").data
     cfg.update(devices={"include": ["sd*"], "exclude": []}, probe="bpf",
                state_dir=GUEST_STATE, socket=f"{GUEST_STATE}/ioaz.sock",
                metrics={"listen": None},
