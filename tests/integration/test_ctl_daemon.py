@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -258,16 +257,13 @@ print(s.makefile().readline(), end="")
 """
 
 
-def test_unprivileged_user_reads_but_may_not_change(ioazd):
-    need_tool("useradd")
+def test_unprivileged_user_reads_but_may_not_change(ioazd, unprivileged_user):
     need_tool("setpriv")
-    user = f"ioazt{uuid.uuid4().hex[:6]}"
+    user = unprivileged_user
     script = ioazd.dir / "client.py"
     script.write_text(CLIENT)
     os.chmod(script, 0o644)
     made_group = False
-    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
-                   check=True)
     try:
         def as_user(req: dict, *wrap: str, prefix: tuple[str, ...] = ()) -> dict:
             r = subprocess.run([*(prefix or ("runuser", "-u", user, "--")), *wrap,
@@ -316,6 +312,5 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
         assert refused(r), r
         assert ioazd.device()["mode"] == "auto"
     finally:
-        subprocess.run(["userdel", user], capture_output=True, check=False)
         if made_group:
             subprocess.run(["groupdel", "ioaz"], capture_output=True, check=False)
