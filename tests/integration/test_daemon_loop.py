@@ -23,6 +23,7 @@ import pytest
 import yaml
 from conftest import REPO, fio_args, need_tool
 from ioaz.actuate.state import STATE_FILE
+from ioaz.api import peer
 
 IOAZD = str(Path(sys.executable).parent / "ioazd")
 SIZE_MB = 1024
@@ -60,7 +61,8 @@ class Ioazd:
                                      text=True)
         self.events: queue.Queue[tuple[float, dict]] = queue.Queue()
         self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout
@@ -95,7 +97,24 @@ class Ioazd:
     def stop(self, sig: int = signal.SIGTERM) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
-        return self.proc.wait(timeout=30)
+        rc = self.proc.wait(timeout=30)
+        self.reader.join(timeout=10)   # the log to its end
+        return rc
+
+    def warnings(self) -> list[str]:
+        """The events the log has at WARNING or above (its lines on stderr are "TIME LEVEL
+        MESSAGE"), a line that is no JSON event as it is, and "Traceback" for each traceback."""
+        out = []
+        for line in self.lines:
+            parts = line.rstrip("\n").split(" ", 3)
+            if line.startswith("Traceback"):
+                out.append("Traceback")
+            elif parts[2:3] in (["WARNING"], ["ERROR"], ["CRITICAL"]):
+                try:
+                    out.append(json.loads(parts[3])["event"])
+                except (ValueError, KeyError, TypeError, IndexError):
+                    out.append(line)
+        return out
 
 
 def loop_on_kyber(make_loop, rotational: str) -> str:
@@ -142,7 +161,8 @@ def recorded_stalls(switches: list[dict], history: list[dict]) -> list[float]:
 
 
 def assert_given_back(d: Ioazd, dev: str, original: dict[str, str], state_dir: Path) -> None:
-    """After SIGTERM: a clean exit, the scheduler and knobs as they were, no state file."""
+    """After SIGTERM: a clean exit, the scheduler and knobs as they were, no state file, and
+    nothing in the log at WARNING or above."""
     rc = d.stop(signal.SIGTERM)
     assert rc == 0, "".join(d.lines)
     assert active(dev) == "kyber", "SIGTERM must restore the original scheduler"
@@ -150,6 +170,10 @@ def assert_given_back(d: Ioazd, dev: str, original: dict[str, str], state_dir: P
         assert sysfs(dev, k) == v, f"{k} not restored"
     # everything is back, so nothing is left to restore after a crash: the state file is gone
     assert not (state_dir / STATE_FILE).exists(), (state_dir / STATE_FILE).read_text()
+    # reliability 6.7: in the log from start to exit no error or traceback, and no warning
+    # but that the socket's group is missing where it is (make install creates it)
+    assert d.warnings() == ([] if peer.group_id() is not None else ["api_group_missing"]), \
+        "".join(d.lines)
 
 
 def test_switches_follow_the_workload_and_restore_on_sigterm(device, tmp_path):
