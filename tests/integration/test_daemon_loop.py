@@ -156,7 +156,7 @@ def recorded_stalls(switches: list[dict], history: list[dict]) -> list[float]:
 
 def assert_given_back(d: Ioazd, dev: str, original: dict[str, str], state_dir: Path) -> None:
     """After SIGTERM: a clean exit, the scheduler and knobs as they were, no state file, and
-    nothing in the log at WARNING or above."""
+    nothing in the log at WARNING or above but a missing group ioaz, where it is missing."""
     rc = d.stop(signal.SIGTERM)
     assert rc == 0, "".join(d.lines)
     assert active(dev) == "kyber", "SIGTERM must restore the original scheduler"
