@@ -13,7 +13,7 @@ STAMP  := $(VENV)/.installed
 # tests, the testbed and the packaging need besides (ENVIRONMENT.md lists what works here).
 RUNTIME_PACKAGES := python3 python3-yaml python3-prometheus-client libbpf1
 BPF_BUILD_PACKAGES := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev make
-APT_PACKAGES := $(RUNTIME_PACKAGES) $(BPF_BUILD_PACKAGES) gcc fio util-linux \
+APT_PACKAGES := $(RUNTIME_PACKAGES) $(BPF_BUILD_PACKAGES) gcc fio util-linux uidmap \
                 prometheus qemu-system-x86 busybox-static cpio mmdebstrap \
                 linux-headers-6.1.0-56-amd64 linux-source-6.1 linux-headers-6.12-amd64 linux-source-6.12 \
                 debhelper dh-dkms dh-python dkms man-db bash-completion ansible-lint

@@ -76,6 +76,19 @@ def make_loop() -> Iterator[Callable[..., str]]:
         backing.unlink(missing_ok=True)
 
 
+@pytest.fixture
+def unprivileged_user() -> Iterator[str]:
+    """A throw-away user in no group but its own (the hostile tester's uid 1001), deleted after
+    the test."""
+    need_root("adding a user")
+    need_tool("useradd")
+    user = f"ioazt{uuid.uuid4().hex[:6]}"
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
+                   check=True)
+    yield user
+    subprocess.run(["userdel", user], capture_output=True)
+
+
 def fio_args(dev: str, *, rw: str, jobs: int = 1, bs: str = "4k", seconds: float = 3,
              size_mb: int = 512, extra: tuple[str, ...] = ()) -> list[str]:
     """fio with O_DIRECT psync on a raw loop device; each job in its own region of the device

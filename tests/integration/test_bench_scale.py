@@ -21,6 +21,9 @@ def test_many_devices_some_coming_and_going():
     assert r["fds_first_last"][1] - r["fds_first_last"][0] <= 4, r
     assert r["threads_first_last"][1] == r["threads_first_last"][0], r
     assert r["not_restored"] == [] and r["not_back"] == [], r
+    # the log's warnings are the detaches and nothing else: each detached device is found gone
+    # at the next window (9 detached, the last 3 after the last window)
+    assert r["log"]["events"] == {"device_vanished": 6}, r["log"]
 
 
 @pytest.mark.root
@@ -43,9 +46,9 @@ def test_a_changing_workload_leaves_nothing_behind():
     assert r["threads_warm_last"][1] == r["threads_warm_last"][0], r
     assert r["rss_kb_warm_last"][1] - r["rss_kb_warm_last"][0] < 8 << 10, r
     assert r["not_restored"] == [] and r["not_back"] == [], r
-    # reliability.md 6.7: no error and no traceback in the daemon's log
-    assert r["log"]["tracebacks"] == 0, r["log"]
-    assert not {"ERROR", "CRITICAL"} & set(r["log"]["levels"]), r["log"]
+    # reliability.md 6.7: nothing in the daemon's log at WARNING or above, from any logger:
+    # no warning, no error, so no traceback (log.exception writes at ERROR)
+    assert r["log"]["events"] == {}, r["log"]
 
 
 @pytest.mark.root

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -258,16 +257,14 @@ print(s.makefile().readline(), end="")
 """
 
 
-def test_unprivileged_user_reads_but_may_not_change(ioazd):
-    need_tool("useradd")
+def test_unprivileged_user_reads_but_may_not_change(ioazd, unprivileged_user):
     need_tool("setpriv")
-    user = f"ioazt{uuid.uuid4().hex[:6]}"
+    need_tool("newgidmap")      # unshare --map-groups=auto maps the user's subordinate gids
+    user = unprivileged_user
     script = ioazd.dir / "client.py"
     script.write_text(CLIENT)
     os.chmod(script, 0o644)
     made_group = False
-    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", user],
-                   check=True)
     try:
         def as_user(req: dict, *wrap: str, prefix: tuple[str, ...] = ()) -> dict:
             r = subprocess.run([*(prefix or ("runuser", "-u", user, "--")), *wrap,
@@ -290,8 +287,14 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
                     {"cmd": "resume"}, {"cmd": "goal", "goal": "latency"}, {"cmd": "reload"}):
             assert refused(as_user({**req, "device": ioazd.dev})), req
         # root in a user namespace of its own is still the user to ioazd: the kernel hands
-        # the socket the credentials as the daemon's namespace sees them (reliability 2.3)
-        for wrap in (("unshare", "-r"), ("unshare", "-rpf", "--mount-proc")):
+        # the socket the credentials as the daemon's namespace sees them (reliability 2.3),
+        # also with the user's subordinate gids (/etc/subgid) mapped into it
+        mapped = subprocess.run(["runuser", "-u", user, "--", "unshare", "-r",
+                                 "--map-groups=auto", "cat", "/proc/self/gid_map"],
+                                capture_output=True, text=True, check=False)
+        assert mapped.returncode == 0 and len(mapped.stdout.splitlines()) == 2, mapped
+        for wrap in (("unshare", "-r"), ("unshare", "-r", "--map-groups=auto"),
+                     ("unshare", "-rpf", "--mount-proc")):
             r = as_user({"cmd": "pin", "device": ioazd.dev, "policy": "deadline"}, *wrap)
             assert refused(r), (wrap, r)
         d = ioazd.device()
@@ -316,6 +319,5 @@ def test_unprivileged_user_reads_but_may_not_change(ioazd):
         assert refused(r), r
         assert ioazd.device()["mode"] == "auto"
     finally:
-        subprocess.run(["userdel", user], capture_output=True, check=False)
         if made_group:
             subprocess.run(["groupdel", "ioaz"], capture_output=True, check=False)

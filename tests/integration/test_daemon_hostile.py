@@ -1,11 +1,15 @@
-"""Two of the hostile scenarios of docs/reliability.md on a whole, real ioazd (the
-unit tests take the parts apart): a flood of idle connections to the metrics port at systemd's
-default soft limit of 1024 descriptors (2.9), and a managed, pinned loop device detached under
-the daemon and its name then given to another disk (3.6, 2.2's identity)."""
+"""Hostile scenarios of docs/reliability.md on a whole, real ioazd (the unit tests take the
+parts apart): a flood of idle connections to the metrics port at systemd's default soft limit of
+1024 descriptors (2.9), 16 connections trickling a byte every 4 s into the socket (2.7), a
+managed, pinned loop device detached under the daemon and its name then given to another disk
+(3.6, 2.2's identity), 50 devices detached at once (5.5) and kills timed around a pinned switch
+(3.2)."""
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shutil
 import socket
 import subprocess
 import time
@@ -14,7 +18,8 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import fio_args
+from conftest import fio_args, need_tool
+from ioaz.api import server
 from test_ctl_daemon import BIN, active, start_ioazd, wait_for
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -91,6 +96,86 @@ def _scrape(url: str) -> str | None:
             return str(r.read().decode())
     except OSError:
         return None
+
+
+SLOWLORIS = Path(__file__).with_name("slowloris.py")
+TRICKLE_S = 22.0        # the report's shorter run was 20 s
+TRICKLE_EVERY_S = 4.0   # inside the old timeout of 5 s a recv, which each byte started again
+
+
+def test_connections_trickling_a_byte_every_4_s_lock_no_user_out(make_loop, tmp_path,
+                                                                  unprivileged_user):
+    """Slowloris (reliability 2.7) on a real ioazd with its real slots: an unprivileged user
+    keeps 16 connections to the socket, each sending one byte every 4 s and opened again when
+    the daemon drops it (2026-11-23: for 20 s and for 45 s every non-root client was told
+    busy the whole time, root alone served). A request must now be whole within
+    CLIENT_TIMEOUT_S, so each trickling connection is dropped by then and its slot freed.
+    During 22 s of it: root's `ioazctl status` is answered every time; the user's own
+    `status`, asked every 0.25 s, may be told busy, but never for longer than the deadline
+    and a little; the daemon drops every trickling connection by its deadline; no
+    traceback."""
+    need_tool("runuser")
+    d = start_ioazd(make_loop, tmp_path)
+    n = max(16, server.MAX_CLIENTS)        # the report's 16; every slot, were there more
+    script = d.dir / SLOWLORIS.name
+    shutil.copy(SLOWLORIS, script)
+    os.chmod(script, 0o644)
+    as_user = ["runuser", "-u", unprivileged_user, "--", "/usr/bin/python3", str(script)]
+    procs: list[subprocess.Popen] = []
+    try:
+        trickler = subprocess.Popen([*as_user, "trickle", str(d.socket), str(n), str(TRICKLE_S),
+                                     str(TRICKLE_EVERY_S)], stdout=subprocess.PIPE, text=True)
+        procs.append(trickler)
+        assert trickler.stdout is not None and trickler.stdout.readline() == "ready\n"
+        poller = subprocess.Popen([*as_user, "poll", str(d.socket), str(TRICKLE_S + 2), "0.25"],
+                                  stdout=subprocess.PIPE, text=True)
+        procs.append(poller)
+        root = []
+        while trickler.poll() is None:
+            r = d.ctl("status", "--json")
+            root.append(r.returncode == 0 and json.loads(r.stdout)["devices"] != [])
+            time.sleep(0.5)
+        conns = [json.loads(line) for line in trickler.communicate(timeout=10)[0].splitlines()]
+        polls = [json.loads(line) for line in poller.communicate(timeout=30)[0].splitlines()]
+        log = d.log_text()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        d.stop()
+    bound = server.CLIENT_TIMEOUT_S + 2.0   # the deadline, the poll's step, a loaded machine
+    held = [c for c in conns if not c["busy"]]
+    lived = [c["closed"] - c["opened"] for c in held if c["closed"] is not None]
+    stretches = _busy_stretches(polls)
+    print(f"root: {sum(root)} of {len(root)} answered; the user: "
+          f"{sum(p['kind'] == 'ok' for p in polls)} of {len(polls)} answered, the longest "
+          f"stretch told busy {max(stretches, default=0):.2f} s; {len(held)} trickling "
+          f"connections, the longest dropped after {max(lived, default=0):.2f} s")
+    assert len(root) >= 10 and all(root), root
+    assert {p["kind"] for p in polls} <= {"ok", "busy"}, polls
+    assert stretches, "the user was never told busy: the trickle did not fill the slots"
+    assert max(stretches) < bound, (stretches, polls)
+    # the attack went on throughout: each connection dropped was opened again
+    assert len(held) >= 2 * n, conns
+    assert lived and max(lived) < server.CLIENT_TIMEOUT_S + 1.0, lived
+    assert "Traceback" not in log
+
+
+def _busy_stretches(polls: list[dict]) -> list[float]:
+    """How long each run of `busy` answers lasted: from the first request told busy to the
+    next one answered (or the last one's answer, if none was)."""
+    out: list[float] = []
+    since = None
+    for p in polls:
+        if p["kind"] == "busy" and since is None:
+            since = p["t"]
+        elif p["kind"] == "ok" and since is not None:
+            out.append(p["t"] - since)
+            since = None
+    if since is not None:
+        out.append(polls[-1]["t"] + polls[-1]["took"] - since)
+    return out
 
 
 def test_a_pinned_device_detached_is_dropped_and_its_name_on_another_disk_is_a_new_device(

@@ -29,14 +29,14 @@ def test_the_soaks_marks_are_its_tenths_and_its_first_phase(monkeypatch) -> None
     assert short.of("rss_kb") == [7] * 11 and short.warm is None
 
 
-def test_the_log_tally_counts_warnings_errors_and_tracebacks() -> None:
+def test_the_log_tally_counts_warnings_errors_and_tracebacks_by_event() -> None:
     import logging
     tally = bench_scale.LogTally()
     log = logging.getLogger("ioaz.test_tally")
     log.addHandler(tally)
     try:
-        log.info("not counted")
-        log.warning("a device vanished")
+        log.info('{"event": "switch", "device": "loop0"}')   # not counted
+        log.warning('{"event": "device_vanished", "device": "loop0"}')
         log.error("a switch failed", exc_info=False)
         try:
             raise OSError("EMFILE")
@@ -46,9 +46,11 @@ def test_the_log_tally_counts_warnings_errors_and_tracebacks() -> None:
         log.removeHandler(tally)
     got = tally.summary()
     assert got["levels"] == {"WARNING": 1, "ERROR": 2}
+    # by event: a JSON record's own, a plain-text one's logger
+    assert got["events"] == {"device_vanished": 1, "ioaz.test_tally": 2}
     assert got["tracebacks"] == 1
-    assert got["first"] == ["WARNING a device vanished", "ERROR a switch failed",
-                            "ERROR window failed"]
+    assert got["first"] == ['WARNING {"event": "device_vanished", "device": "loop0"}',
+                            "ERROR a switch failed", "ERROR window failed"]
 
 
 def test_a_long_window_names_the_switches_made_in_it() -> None:

@@ -335,7 +335,8 @@ def bench_soak(args: argparse.Namespace) -> dict:
               f"probe holds: {' '.join(str(k) for k in r['probe_threads_tenths'])}; not "
               f"restored: {len(r['not_restored'])}, not back as found: "
               f"{len(r['not_back'])}; logged at WARNING or above: "
-              f"{r['log']['levels'] or 'nothing'}, {r['log']['tracebacks']} tracebacks")
+              f"{r['log']['levels'] or 'nothing'} (by event: {r['log']['events'] or 'none'}), "
+              f"{r['log']['tracebacks']} tracebacks")
         for w in r["long_windows"]:
             made = ", ".join(f"{s['device']} {s['from']} -> {s['to']} (queue frozen "
                              f"{s['stall_ms']} ms)" for s in w["switches"]) or "no switch"

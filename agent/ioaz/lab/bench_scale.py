@@ -13,6 +13,7 @@ Both measure the process they run in, which is the daemon's (the fio loads are c
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -108,24 +109,37 @@ def _load_group(wanted: bool) -> Iterator[Path | None]:
 
 
 class LogTally(logging.Handler):
-    """What the daemon logged at WARNING or above: counts by level, the records that carried
+    """What the daemon logged at WARNING or above: counts by level and by event (the JSON
+    record's "event", or the logger's name for a plain-text record), the records that carried
     a traceback, and the first few messages (what 6.7 of reliability.md reads in the log)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.levels: dict[str, int] = {}
+        self.events: dict[str, int] = {}
         self.tracebacks = 0
         self.first: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
         self.levels[record.levelname] = self.levels.get(record.levelname, 0) + 1
+        event = _event_of(msg) or record.name
+        self.events[event] = self.events.get(event, 0) + 1
         self.tracebacks += bool(record.exc_info)
         if len(self.first) < 5:
-            self.first.append(f"{record.levelname} {record.getMessage()[:300]}")
+            self.first.append(f"{record.levelname} {msg[:300]}")
 
     def summary(self) -> dict[str, Any]:
-        return {"levels": dict(self.levels), "tracebacks": self.tracebacks,
-                "first": list(self.first)}
+        return {"levels": dict(self.levels), "events": dict(self.events),
+                "tracebacks": self.tracebacks, "first": list(self.first)}
+
+
+def _event_of(msg: str) -> str | None:
+    try:
+        obj = json.loads(msg)
+    except ValueError:
+        return None
+    return obj.get("event") if isinstance(obj, dict) else None
 
 
 @contextmanager
@@ -143,10 +157,12 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
     from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
     from ..sysblock import BlockSysfs
 
-    logger = logging.getLogger("ioaz")
-    logger.setLevel(logging.WARNING)
+    logging.getLogger("ioaz").setLevel(logging.WARNING)
+    # on the root logger, where ioazd's own handler is (main.setup_logging): what its
+    # log would hold, whichever logger wrote it
+    root = logging.getLogger()
     tally = LogTally()
-    logger.addHandler(tally)
+    root.addHandler(tally)
     with tempfile.TemporaryDirectory() as tmp:
         cfg_file = Path(tmp) / "ioaz.yaml"
         cfg_file.write_text(f"window_s: {window_s}\nstate_dir: {tmp}/state\n"
@@ -164,7 +180,7 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
         finally:
             out["stop"] = daemon.stop()
             src.close()
-            logger.removeHandler(tally)
+            root.removeHandler(tally)
             out["log"] = tally.summary()
 
 
