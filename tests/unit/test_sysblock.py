@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,27 @@ def test_no_other_module_names_block_sysfs_paths() -> None:
              or '"block"' in line and "sys" in line]
     assert found == [], f"block sysfs paths outside ioaz/sysblock.py: {found}"
     assert "/sys/block" in door.read_text()   # the test looks where the paths are
+
+
+# What reading the kernel's "none [mq-deadline] kyber" takes: a regular expression with an
+# escaped bracket, a string method handed a bracket, or a test for a bracket in a word.
+_READS_BRACKETS = re.compile(
+    r"\\[\[\]]"
+    r"|\.(?:replace|strip|lstrip|rstrip|split|rsplit|partition|rpartition|find|rfind|index"
+    r"|rindex|startswith|endswith|count|removeprefix|removesuffix|maketrans)\(\s*(['\"])[\[\]]+\1"
+    r"|(['\"])[\[\]]+\2\s+(?:not\s+)?in\b")
+# an IPv6 listen address, "[::1]", is the one other bracket ioaz reads
+_IPV6_HOST = re.compile(r"\bhost\.strip\(\"\[\]\"\)")
+
+
+def test_no_other_module_parses_the_scheduler_line() -> None:
+    """parse_scheduler is the one reader of the bracketed scheduler line: a module that needs
+    the active scheduler asks BlockSysfs.scheduler, never parses the line again."""
+    agent = Path(__file__).resolve().parents[2] / "agent" / "ioaz"
+    door = agent / "sysblock.py"
+    found = [f"{p.relative_to(agent)}:{n}" for p in sorted(agent.rglob("*.py")) if p != door
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if _READS_BRACKETS.search(line) and not _IPV6_HOST.search(line)]
+    assert found == [], f"bracket parsing outside ioaz/sysblock.py: {found}"
+    # the test looks for what the parser does
+    assert sum(bool(_READS_BRACKETS.search(line)) for line in door.read_text().splitlines()) >= 2

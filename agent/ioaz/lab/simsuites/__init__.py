@@ -2,7 +2,8 @@
 disk models (ioaz_tables, carroll, xujiang), adaptive ioaz against every static scheduler and the
 per-phase oracle (adaptive, adaptive_report), and the simulator's speed; one module a suite.
 
-Each suite adds one section to the Report and its numbers to Report.data. Sources
+Each suite adds one section to the Report and its numbers to Report.data; the section's words
+(headings, sentences, table headers, captions) are in templates/SUITE.md (prose.py). Sources
 (docs/references.md): IOAZ (Martens & Katchabaw), Carroll ("I/O Scheduling on RAID"), Xu &
 Jiang (Stream Scheduling).
 """

@@ -8,8 +8,9 @@ from typing import Any
 
 from ioaz.lab.report import Report, figure
 from ioaz.lab.simsuites.adaptive_plan import PASSES, POLICY_SCHEDULER, START
-from ioaz.lab.simsuites.adaptive_report import adaptive_section
+from ioaz.lab.simsuites.adaptive_report import adaptive_section, adaptive_summary
 from ioaz.lab.simsuites.common import TRACE, Opts, run_sim
+from ioaz.lab.simsuites.prose import prose
 from ioaz.sim.devices import load_device
 from ioaz.sim.results import SimResult
 from ioaz.sim.workloads import (
@@ -251,20 +252,7 @@ def suite_adaptive(rep: Report, o: Opts) -> dict[str, Any]:
         out["hysteresis"] = _hysteresis_sweep(out, variants)
         out["trials"] = _trial_sweep(out, variants)
     rep.data["adaptive"] = out
-    for m in out["mixes"]:
-        cal = m.get("ioaz-calibrated")
-        st = m["steady"]
-        rep.summary.append(
-            f"adaptive on {m['mix']} ({m['phase_s']:g} s phases, goal {m['goal']}), cold start: "
-            f"{m['adaptive']:.2f} vs best static {m['best_static']} {m['best_static_value']:.2f}"
-            f" ({m['vs_best_static']:.0%}) and per-phase oracle {m['oracle']:.2f} "
-            f"({m['vs_oracle']:.0%})"
-            + (f"; with the model-calibrated matrix {cal['value']:.2f} "
-               f"({cal['vs_best_static']:.0%} of static, {cal['vs_oracle']:.0%} of oracle)"
-               if cal else "")
-            + f"; steady state (pass {st['pass']} of {st['passes']}): "
-            + ", ".join(f"{v} {st[v]['vs_best_static']:.0%} of static {st['best_static']}, "
-                        f"{st[v]['vs_oracle']:.0%} of oracle" for v in out["variants"]))
+    adaptive_summary(rep, out)
     adaptive_section(rep, out, statics)
     return out
 
@@ -355,9 +343,8 @@ def _timeline(out: dict[str, Any], agents: dict[str, SimResult], st: SimResult, 
     ax.set_ylabel("MB/s per window")
     ax.legend(loc="upper left", fontsize=8)
     out["timeline_plot"] = "adaptive_timeline.png"
-    out["_timeline_fig"] = (fig, f"{mix}, {phase_s:g} s phases: the agents (goal throughput) "
-                                 "against the best static scheduler, per window; dotted: the "
-                                 "default agent's switches")
+    out["_timeline_fig"] = (fig, prose("adaptive")("timeline_plot", mix=mix,
+                                                    phase_s=f"{phase_s:g}"))
 
 
 def _hysteresis_sweep(out: dict[str, Any],

@@ -6,6 +6,7 @@ from typing import Any
 
 from ioaz.lab.report import Report, figure
 from ioaz.lab.simsuites.common import Opts, run_sim
+from ioaz.lab.simsuites.prose import prose
 from ioaz.sim.workloads import (
     Phase,
     ProcSpec,
@@ -52,8 +53,8 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
                       "ratio": a.throughput_mb_s / max(b.throughput_mb_s, 1e-12)})
     out["sstf_vs_scan"] = sstf_scan
     worst = max(abs(r["ratio"] - 1) for r in sstf_scan)
-    rep.summary.append(f"Carroll 6.1: SSTF/SCAN throughput within {worst:.1%} on every "
-                       f"workload on {dev}")
+    words = prose("carroll")
+    rep.summary.append(words("summary_sstf_scan", worst=f"{worst:.1%}", device=dev))
 
     # 5.1.1: deadline degrades to FIFO once latency passes its expiry; the expiry-scaling rule
     depths = [4, 64, 256] if o.quick else [1, 4, 16, 32, 64, 128, 256]
@@ -80,14 +81,10 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
         sweep.append(row)
     out["deadline_fifo"] = sweep
     deep = sweep[-1]
-    rep.summary.append(
-        f"Carroll 5.1.1 at {deep['outstanding']} outstanding reads (p99 "
-        f"{deep['deadline_p99_ms']:.0f} ms > 500 ms expiry), IOPS relative to SSTF: FIFO "
-        f"{deep['fifo'] / deep['sstf']:.2f}, deadline {deep['deadline'] / deep['sstf']:.2f} "
-        f"(fifo_batch 16), {deep['deadline_b1'] / deep['sstf']:.2f} (fifo_batch 1: the "
-        f"collapse); expiry scaled from the application's p99 "
-        f"{deep['deadline_b1_app'] / deep['sstf']:.2f}, from the probe's windowed "
-        f"p99 {deep['deadline_b1_rule'] / deep['sstf']:.2f}")
+    vs_sstf = {k: f"{deep[k] / deep['sstf']:.2f}" for k in (
+        "fifo", "deadline", "deadline_b1", "deadline_b1_app", "deadline_b1_rule")}
+    rep.summary.append(words("summary_deadline", outstanding=deep["outstanding"],
+                             p99_ms=f"{deep['deadline_p99_ms']:.0f}", **vs_sstf))
 
     # 5.4: controller queue depth on RAID
     qds = [1, 8, 32] if o.quick else [1, 2, 4, 8, 16, 32, 64, 128]
@@ -99,35 +96,17 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
     best_q = {a: max(v, key=lambda q: v[q]) for a, v in raid.items()}
     rep.data["carroll"] = out
 
-    sec = rep.section("Carroll: SSTF vs SCAN, deadline's collapse to FIFO, RAID queue depth")
-    sec.text(f"**SSTF and SCAN (6.1).** V(R) with rev_penalty 1 (SSTF) and 0 (SCAN) on `{dev}` "
-           f"(Carroll Table 4.3's HP disk), {dur:g} s each. Carroll found the two "
-           "near-identical on every benchmark.")
-    sec.table(["workload", "SSTF MB/s", "SCAN MB/s", "SSTF/SCAN"],
-            [(r["workload"], r["sstf_mb_s"], r["scan_mb_s"], r["ratio"]) for r in sstf_scan],
-            digits=3)
-    sec.text("**Deadline degrading to FIFO (5.1.1) and the expiry-scaling fix (6.4, "
-           "`ioaz.actuate.knob_rules.deadline_expiries`: read_expire = 2 x p99, at least "
-           "500 ms).** Four processes keep D random 4 KiB reads each in flight over the whole "
-           "disk. Once requests wait longer than read_expire (500 ms) nearly all are expired: "
-           "deadline serves the oldest, then continues in sector order for the rest of a "
-           "batch of fifo_batch. With the default fifo_batch 16 that sorted continuation keeps "
-           "the model's deadline within a few percent of SSTF, so the collapse does not show; "
-           "with fifo_batch 1 every request is the oldest one and deadline falls to FIFO, as "
-           "Carroll measured. The fix's input matters: the latency must be what the "
-           "application waits (submit to completion), not the device's service time, which "
-           "on a disk without command queueing is one service time however long the "
-           "scheduler's queue. ioazd's probe measures submit to completion (the block "
-           "layer's own request timestamps), so the rule as ioazd feeds it, from the worst "
-           "window's p99 (*rule*), moves the expiry above the queueing delay like the whole "
-           "run's p99 (*app p99*) does, and deadline sorts again.")
-    sec.table(["outstanding", "FIFO IOPS", "SSTF IOPS", "deadline IOPS", "deadline b1 IOPS",
-             "b1 p99 ms", "probe p99 ms", "rule read_expire", "b1 (rule)",
-             "app read_expire", "b1 (app p99)"],
-            [(r["outstanding"], r["fifo"], r["sstf"], r["deadline"], r["deadline_b1"],
-              r["deadline_p99_ms"], r["probe_p99_ms"], r["rule_read_expire_ms"],
-              r["deadline_b1_rule"], r["app_read_expire_ms"], r["deadline_b1_app"])
-             for r in sweep], digits=1)
+    sec = rep.section(words.title)
+    sec.text(words("sstf_scan", device=dev, seconds=f"{dur:g}"))
+    sec.table(words.headers("sstf_scan_table"),
+              [(r["workload"], r["sstf_mb_s"], r["scan_mb_s"], r["ratio"]) for r in sstf_scan],
+              digits=3)
+    sec.text(words("deadline"))
+    sec.table(words.headers("deadline_table"),
+              [(r["outstanding"], r["fifo"], r["sstf"], r["deadline"], r["deadline_b1"],
+                r["deadline_p99_ms"], r["probe_p99_ms"], r["rule_read_expire_ms"],
+                r["deadline_b1_rule"], r["app_read_expire_ms"], r["deadline_b1_app"])
+               for r in sweep], digits=1)
     fig, ax = figure()
     xs = [r["outstanding"] for r in sweep]
     for k, lab in (("fifo", "FIFO"), ("sstf", "SSTF"), ("deadline", "deadline (batch 16)"),
@@ -139,15 +118,11 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
     ax.set_ylabel("IOPS")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    sec.plot("carroll_deadline_fifo", fig, f"Deadline vs FIFO and SSTF as the queue grows ({dev})")
-    sec.text(f"**Controller queue depth on RAID (5.4).** Deadline on four-disk arrays of the same "
-           f"disk, 8 processes x 8 outstanding 16 KiB random requests (70% reads), {dur:g} s per "
-           f"depth (64 requests outstanding, so depths above 64 change nothing). Carroll found "
-           f"32 best on average over his setups (too shallow costs much, too deep little). "
-           f"Best depth here: "
-           + ", ".join(f"{a} {q}" for a, q in best_q.items()) + ".")
-    sec.table(["array", *[f"qd {q}" for q in qds]],
-            [(arr, *[v[q] for q in qds]) for arr, v in raid.items()])
+    sec.plot("carroll_deadline_fifo", fig, words("deadline_plot", device=dev))
+    sec.text(words("raid", seconds=f"{dur:g}", best_depths=", ".join(
+        words("raid_best_depth", array=a, depth=q) for a, q in best_q.items())))
+    sec.table(words.headers("raid_table", depths=" | ".join(f"qd {q}" for q in qds)),
+              [(arr, *[v[q] for q in qds]) for arr, v in raid.items()])
     fig, ax = figure()
     for arr, v in raid.items():
         ax.plot(qds, [v[q] for q in qds], marker="o", label=arr)
@@ -156,7 +131,7 @@ def suite_carroll(rep: Report, o: Opts) -> dict[str, Any]:
     ax.set_ylabel("MB/s")
     ax.legend()
     ax.grid(alpha=0.3)
-    sec.plot("carroll_raid_queue_depth", fig, "Throughput against controller queue depth")
+    sec.plot("carroll_raid_queue_depth", fig, words("raid_plot"))
     return out
 
 

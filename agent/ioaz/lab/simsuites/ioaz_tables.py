@@ -6,6 +6,7 @@ from typing import Any
 
 from ioaz.lab.report import Report
 from ioaz.lab.simsuites.common import TIE, Opts, run_sim
+from ioaz.lab.simsuites.prose import prose
 from ioaz.sim.workloads import (
     ioaz_category,
 )
@@ -21,26 +22,20 @@ PAPER_NAME = {"fcfs": "FCFS", "anticipatory": "AS", "deadline": "DEAD", "cfq": "
 def _why(pattern: str, mode: str, n: int, best: str, paper: str, vals: dict[str, float]) -> str:
     """Why the model and the paper differ on a cell, from what the model does (README, Known
     limits) and what the paper measured; worded from the numbers of this run."""
+    words = prose("ioaz")
     lo, hi = min(vals.values()), max(vals.values())
     if hi <= 0 or (hi - lo) / hi < TIE:
-        return (f"all four within {TIE:.0%} in the model: a tie; the paper's 5 replications "
-                "on a real disk separated what the model cannot")
+        return words("why_tie", tie=f"{TIE:.0%}")
     if mode == "read" and pattern == "random":
-        return ("random sync readers, one request each, files laid next to each other: the "
-                "elevators visit the files in turn and differ by a few hundredths of a MB/s, "
-                "which the paper's real disk ranked and the model's half-turn rotation cannot")
+        return words("why_random_read")
     if mode == "write":
-        return ("write-back in the model is a fixed-depth async stream per process and no page "
-                "cache: the paper's writes went through 2.6.11's page cache and pdflush, whose "
-                "flushing order the model does not have")
+        return words("why_write")
     if best == "cfq" and pattern == "sequential":
-        return ("both idle for a sequential reader; the model's cfq time slices keep each "
-                "stream longer than AS's anticipation; the paper's 2.6.11 CFQ predates time "
-                "slices and idling (see the no-idle count)")
+        return words("why_cfq_sequential")
     if n == 1:
-        return "one process: the schedulers differ only in their own overheads"
-    return (f"the model's {best} beats {paper} by {hi / max(vals[paper], 1e-12) - 1:.0%}; "
-            "idling keeps sequential readers' streams on the model's disk")
+        return words("why_one_process")
+    return words("why_idling", best=best, paper=paper,
+                 by=f"{hi / max(vals[paper], 1e-12) - 1:.0%}")
 
 
 def _ioaz_agreement(cats: list, cfq_key: str) -> dict[str, Any]:
@@ -95,27 +90,20 @@ def suite_ioaz(rep: Report, o: Opts) -> dict[str, Any]:
                                                                          "cells")}}
     tot, tot_tie, ncells = main["agree"], main["ties"], main["cells"]
     rep.data["ioaz"] = out
-    rep.summary.append(f"IOAZ Tables 1-3 on {IOAZ_DEVICE}: the model's best scheduler is the "
-                       f"paper's in {tot}/{ncells} cells; {tot_tie} more are within "
-                       f"{TIE:.0%} (a tie); with CFQ without idling (the paper's 2.6.11 CFQ "
-                       f"had none) {noidle['agree']}/{ncells} (+{noidle['ties']} ties)")
-    sec = rep.section("IOAZ: best scheduler per category and goal, beside the paper's Tables 1-3")
-    sec.text(f"Every IOAZ category (1/4/8/16 processes x sequential/random x read/write, "
-           f"`ioaz-lab sim ioaz-N-PATTERN-MODE`) on the `{IOAZ_DEVICE}` model (the paper's 40 GB "
-           f"Maxtor), {dur:g} simulated seconds under each of the paper's four schedulers. The "
-           "goal is the per-process throughput: min (Table 1), max (Table 2), mean (Table 3). "
-           "*agree*: the model's best is the paper's cell; *tie*: the paper's scheduler is "
-           f"within {TIE:.0%} of the model's best. The model's cfq is the time-sliced CFQ "
-           "with idling (Linux 2.6.13 on); the paper ran 2.6.11, whose CFQ had neither, so "
-           "the agreement is also counted with the model's cfq run with slice_idle 0.")
+    words = prose("ioaz")
+    tie = f"{TIE:.0%}"
+    rep.summary.append(words("summary", device=IOAZ_DEVICE, agree=tot, cells=ncells, ties=tot_tie,
+                             tie=tie, agree_noidle=noidle["agree"], ties_noidle=noidle["ties"]))
+    sec = rep.section(words.title)
+    sec.text(words("intro", device=IOAZ_DEVICE, seconds=f"{dur:g}", tie=tie))
     rows = []
     for label, ag in (("cfq with idling", main), ("cfq without idling", noidle)):
         for k, g in ag["goals"].items():
-            rows.append((label, f"Table {g['table']} ({k})", g["agree"], g["ties"],
-                         g["cells"] - g["agree"] - g["ties"], g["cells"]))
+            rows.append((label, words("agreement_goal", table=g["table"], goal=k),
+                         g["agree"], g["ties"], g["cells"] - g["agree"] - g["ties"], g["cells"]))
         rows.append((label, "all", ag["agree"], ag["ties"],
                      ag["cells"] - ag["agree"] - ag["ties"], ag["cells"]))
-    sec.table(["model CFQ", "goal", "agree", f"tie (<{TIE:.0%})", "differ", "cells"], rows)
+    sec.table(words.headers("agreement", tie=tie), rows)
     rows_all = []
     nd = {(g, c["processes"], c["pattern"], c["mode"]): c
           for g, gg in noidle["goals"].items() for c in gg["detail"]}
@@ -133,18 +121,16 @@ def suite_ioaz(rep: Report, o: Opts) -> dict[str, Any]:
                              PAPER_NAME[c2["model"]],
                              *[c["mb_s"][x] for x in IOAZ_SCHEDULERS],
                              getattr(res["cfq-noidle"], attr)))
-    sec.table(["table", "procs", "pattern", "mode", "paper", "model", "agree",
-             "model (CFQ no idle)", *[f"{PAPER_NAME[x]} MB/s" for x in IOAZ_SCHEDULERS],
-             "CFQ no idle MB/s"], rows_all)
-    sec.text("Why the disagreeing cells differ (model CFQ with idling; generated from this run's "
-           "numbers and the model's known limits, sim/README.md):")
+    mb_s = " | ".join(words("cells_mb_s", scheduler=PAPER_NAME[x]) for x in IOAZ_SCHEDULERS)
+    sec.table(words.headers("cells", mb_s=mb_s), rows_all)
+    sec.text(words("why_intro"))
     seen: dict[str, list[str]] = {}
     for goal, g in main["goals"].items():
         for c in g["detail"]:
             if not c["agree"]:
-                seen.setdefault(c["why"], []).append(
-                    f"{goal} {c['processes']}/{c['pattern']}/{c['mode']} "
-                    f"(paper {PAPER_NAME[c['paper']]}, model {PAPER_NAME[c['model']]})")
+                seen.setdefault(c["why"], []).append(words(
+                    "why_cell", goal=goal, processes=c["processes"], pattern=c["pattern"],
+                    mode=c["mode"], paper=PAPER_NAME[c["paper"]], model=PAPER_NAME[c["model"]]))
     sec.bullets([f"{why}: {', '.join(cs)}" for why, cs in seen.items()] or ["none"])
     _ioaz_plot(sec, out)
     return out
@@ -177,7 +163,6 @@ def _ioaz_plot(sec: Any, out: dict[str, Any]) -> None:
         ax.set_yticks([3.5, 2.5, 1.5, 0.5])
         ax.set_yticklabels(rows)
         ax.set_title(f"Table {g['table']} ({goal}): {g['agree']}/{g['cells']} agree")
-    sec.plot("ioaz_tables", fig, "Each cell: the paper's choice above the model's; green agree, "
-           f"yellow within {TIE:.0%}, red differ")
+    sec.plot("ioaz_tables", fig, prose("ioaz")("plot", tie=f"{TIE:.0%}"))
 
 

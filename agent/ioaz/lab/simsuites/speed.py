@@ -5,6 +5,7 @@ from typing import Any
 
 from ioaz.lab.report import Report
 from ioaz.lab.simsuites.common import Opts
+from ioaz.lab.simsuites.prose import prose
 
 
 def suite_speed(rep: Report, o: Opts) -> dict[str, Any]:
@@ -13,18 +14,16 @@ def suite_speed(rep: Report, o: Opts) -> dict[str, Any]:
     rows = measure(1.0 if o.quick else 5.0, 1 if o.quick else 3)
     out = {"cases": rows, "target": TARGET_REQ_PER_S}
     rep.data["speed"] = out
-    hdd = [r for r in rows if "HDD" in r["case"]]
-    rep.summary.append("simulator speed (CPU time of one core): "
-                       + ", ".join(f"{r['case']} {r['requests_per_cpu_s']:,.0f} req/s"
-                                   for r in hdd)
-                       + f"; fastest case {max(r['requests_per_cpu_s'] for r in rows):,.0f}")
-    sec = rep.section("Simulator speed")
-    sec.text("`ioaz-lab sim --bench`: simulated requests per second of wall time and of the "
-           f"process's CPU time (the speed on one core whatever else the machine runs); target "
-           f"{TARGET_REQ_PER_S:,} per second. " + ("Quick run: 1 simulated second per case, once."
-                                                   if o.quick else "5 s per case, best of 3."))
-    sec.table(["case", "requests", "wall s", "req/s wall", "req/s CPU"],
-            [(r["case"], r["requests"], r["wall_s"], r["requests_per_wall_s"],
-              r["requests_per_cpu_s"]) for r in rows], digits=0)
+    words = prose("speed")
+    hdd = [words("summary_case", case=r["case"], req_s=f"{r['requests_per_cpu_s']:,.0f}")
+           for r in rows if "HDD" in r["case"]]
+    rep.summary.append(words("summary", hdd=", ".join(hdd),
+                             fastest=f"{max(r['requests_per_cpu_s'] for r in rows):,.0f}"))
+    sec = rep.section(words.title)
+    sec.text(words("intro", target=f"{TARGET_REQ_PER_S:,}",
+                   runs=words("runs_quick" if o.quick else "runs_full")))
+    sec.table(words.headers("cases"),
+              [(r["case"], r["requests"], r["wall_s"], r["requests_per_wall_s"],
+                r["requests_per_cpu_s"]) for r in rows], digits=0)
     return out
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from ioaz.lab.report import Report, bars, figure
 from ioaz.lab.simsuites.common import Opts, run_sim
+from ioaz.lab.simsuites.prose import prose
 from ioaz.sim.workloads import (
     named_workload,
 )
@@ -35,24 +36,22 @@ def suite_xujiang(rep: Report, o: Opts) -> dict[str, Any]:
                           "ratio": a.throughput_mb_s / max(b.throughput_mb_s, 1e-12)})
     out["buffered_think"] = think
     rep.data["xujiang"] = out
-    rep.summary.append(f"Xu & Jiang par-read on {dev}: stream {thr['stream']:.1f} MB/s = "
-                       f"{out['stream_vs_deadline']:.2f}x deadline, {out['stream_vs_noop']:.2f}x "
-                       "noop (paper: 3.2x; target >= 2.5x)")
-    sec = rep.section("Xu & Jiang: par-read under stream, deadline and noop")
-    sec.text(f"Four synchronous readers, 4 KiB requests, 1 GB files 50 GB apart, think time 0 "
-           f"(`ioaz-lab sim par-read --device {dev}`), {dur:g} simulated seconds. The paper "
-           "(Figure 3) measured 3.2x for stream over the others; noop gave 16.0 MB/s.")
-    sec.table(["scheduler", "MB/s", "x deadline", "slowest process MB/s"],
-            [(k, v, v / thr["deadline"], out["proc_min_mb_s"][k]) for k, v in thr.items()])
+    words = prose("xujiang")
+    rep.summary.append(words("summary", device=dev, stream=f"{thr['stream']:.1f}",
+                             vs_deadline=f"{out['stream_vs_deadline']:.2f}",
+                             vs_noop=f"{out['stream_vs_noop']:.2f}"))
+    sec = rep.section(words.title)
+    sec.text(words("intro", device=dev, seconds=f"{dur:g}"))
+    sec.table(words.headers("schedulers"),
+              [(k, v, v / thr["deadline"], out["proc_min_mb_s"][k]) for k, v in thr.items()])
     if think:
-        sec.text("Through the page cache (`par-read-buffered`, 128 KiB read-ahead) against the "
-               "readers' think time: stream's advantage shrinks as the streams break (3.3).")
-        sec.table(["think ms", "stream MB/s", "noop MB/s", "stream/noop"],
-                [(r["think_ms"], r["stream"], r["noop"], r["ratio"]) for r in think])
+        sec.text(words("buffered"))
+        sec.table(words.headers("buffered_table"),
+                  [(r["think_ms"], r["stream"], r["noop"], r["ratio"]) for r in think])
     fig, ax = figure()
     bars(ax, list(thr), list(thr.values()), "MB/s", highlight=["stream"])
     ax.set_title(f"par-read on {dev}")
-    sec.plot("xujiang_par_read", fig, "par-read throughput per scheduler")
+    sec.plot("xujiang_par_read", fig, words("plot"))
     return out
 
 
