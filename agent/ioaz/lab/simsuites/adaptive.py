@@ -375,12 +375,13 @@ def _hysteresis_sweep(out: dict[str, Any],
     return rows
 
 
-# the trial settings the sweep compares: none, ioazd's default, a longer settling, and the
-# default with trial_unclear
+# the trial settings the sweep compares: none, ioazd's default, a longer settling, the
+# default with trial_unclear, and the default in rounds
 TRIAL_SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("off", {"trial_margin_points": 0.0}), ("after 10 windows", {"trial_after_windows": 10}),
     ("after 15 windows", {"trial_after_windows": 15}), ("after 20 windows (default)", {}),
-    ("and the unclear cells' alternatives", {"trial_unclear": True}))
+    ("and the unclear cells' alternatives", {"trial_unclear": True}),
+    ("the default in 4 rounds", {"trial_rounds": 4}))
 
 
 def _trial_sweep(out: dict[str, Any],
@@ -415,6 +416,7 @@ def _trial_sweep(out: dict[str, Any],
                          "steady_vs_oracle": steady / st["oracle"],
                          "trials_run": sum(d.reason == "trial" and d.switch
                                            and d.state.trial is not None
+                                           and not d.state.trial.gains   # a start
                                            for d in ch.decisions)})
     return rows
 
