@@ -184,8 +184,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         left = "" if pin.until is None else f", {pin.until - now:.0f} s left"
         if state.policy == pin.policy:
             return out("hold", Reason.PIN, f"pinned to {pin.policy}{left}", state)
-        res = resolve(pin.policy, policies, state.available) if policies and state.available \
-            else None
+        res = _realise(pin.policy, policies, state)
         if res is not None and res.scheduler is None:
             return out("hold", Reason.UNAVAILABLE, f"pinned to {pin.policy}, but {res.reason}",
                        state, resolution=res)
@@ -264,7 +263,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", Reason.BUDGET,
                    f"{verdict.text}; switch budget spent ({len(state.switches)} of "
                    f"{config.max_switches_per_hour} in the last hour)", state2, verdict)
-    res = resolve(wanted, policies, state.available) if policies and state.available else None
+    res = _realise(wanted, policies, state)
     if res is not None and res.scheduler is None:
         return out("hold", Reason.UNAVAILABLE, f"{verdict.text}; {res.reason}", state2,
                    verdict, res)
@@ -337,7 +336,7 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     cand, res = tries[0], None
     for c in tries:
         cand = c
-        res = resolve(c, policies, state.available) if policies and state.available else None
+        res = _realise(c, policies, state)
         if res is None or res.scheduler is not None:
             break
     if res is not None and res.scheduler is None:
@@ -401,8 +400,7 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
     mean = sum(values) / len(values)
     if t.measuring_base:
         # the base of the next round, measured: the candidate again
-        res = resolve(t.candidate, policies, state.available) \
-            if policies and state.available else None
+        res = _realise(t.candidate, policies, state)
         again = replace(t, base_value=mean, values=(), measuring_base=False)
         return out("switch", Reason.TRIAL,
                    f"trial of {t.candidate} for cell {key}: {rnd}{t.base} moved "
@@ -413,8 +411,7 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
     done = replace(t, values=values, gains=gains)
     step_ = after_round(gains, config)
     if step_ == "again":
-        res = resolve(t.base, policies, state.available) \
-            if policies and state.available else None
+        res = _realise(t.base, policies, state)
         return out("switch", Reason.TRIAL,
                    f"trial of {t.candidate} for cell {key}: {rnd}{t.candidate} moved "
                    f"{mean / 1e6:.2f} MB/s against {t.base_value / 1e6:.2f} under {t.base} "
@@ -450,11 +447,17 @@ def _trial_back(state: DeviceState, result: TrialResult, now: float, out: Any,
     if state.policy == result.base:
         return out("hold", Reason.TRIAL, f"{text}: {result.base} stays",
                    replace(state, trial=None, trials=state.trials + (result,)))
-    res = resolve(result.base, policies, state.available) \
-        if policies and state.available else None
+    res = _realise(result.base, policies, state)
     back = _switched(replace(state, trial=None, trials=state.trials + (result,)), result.base,
                      now, trial=True)
     return out("switch", Reason.TRIAL, f"{text}: back to {result.base}", back, resolution=res)
+
+
+def _realise(policy: str, policies: PolicyTable | None,
+             state: DeviceState) -> Resolution | None:
+    """How this device would realise `policy` (resolve), or None when the policy table or
+    the device's scheduler choices are not known."""
+    return resolve(policy, policies, state.available) if policies and state.available else None
 
 
 def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
