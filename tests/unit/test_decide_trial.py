@@ -117,6 +117,39 @@ def test_a_runner_up_no_better_is_given_back_and_not_tried_again_for_an_hour(
     assert switches(again)[0] == ("cfq", "stream", "trial")
 
 
+def test_a_candidate_under_every_settled_window_goes_back_after_one_window(
+        tmp_path: Path) -> None:
+    prov = provider(tmp_path)
+    # settled at 1.9-2.1 MB/s (floor 1.9); stream's first window moves 1.0: under 1.9 by
+    # more than trial_min_gain, so it goes back at once instead of after 3 windows
+    settled = [("8", 2.0), ("8", 1.9), ("8", 2.1), ("8", 2.0), ("8", 2.0)]
+    ds = run(settled + [("8", 1.0)] + [("8", 2.0)] * 10, prov)
+    assert switches(ds) == [(None, "cfq", "matrix"), ("cfq", "stream", "trial"),
+                            ("stream", "cfq", "trial")]
+    back = ds[5]
+    assert back.switch and back.policy == "cfq"
+    assert "stream moved 1.00 MB/s over 1 window, under the lowest of the windows settled " \
+        "under cfq before the trial (1.90 MB/s) by more than 10%: a clear loser" in back.text
+    [r] = ds[-1].state.trials
+    assert not r.kept and r.gain == pytest.approx(1.0 / (6.1 / 3) - 1)
+    # the floor is met, or missed by less than trial_min_gain: measured to the end
+    for rate in (1.9, 1.72):
+        ds = run(settled + [("8", rate)] * 3 + [("8", 2.0)] * 5, prov)
+        assert ds[5].reason == "trial" and not ds[5].switch and "window 1 of 3" in ds[5].text
+        assert "back to cfq" in ds[7].text and "clear loser" not in ds[7].text
+
+
+def test_a_workload_that_swings_sets_its_own_floor(tmp_path: Path) -> None:
+    # one settled window of the four (not among the base's last three) moved 0.8 MB/s: a
+    # candidate at 1.0 is 50% behind the base, but not a clear loser by the floor
+    prov = provider(tmp_path)
+    ds = run([("8", 2.0), ("8", 0.8)] + [("8", 2.0)] * 3 + [("8", 1.0)] * 3 + [("8", 2.0)] * 3,
+             prov)
+    assert ds[4].reason == "trial" and "against 2.00 MB/s under cfq" in ds[4].text
+    assert [d.switch for d in ds[5:8]] == [False, False, True]
+    assert "-50%" in ds[7].text and "clear loser" not in ds[7].text
+
+
 def test_cooldown_windows_are_not_trial_windows(tmp_path: Path) -> None:
     cfg = replace(CFG, cooldown_s=2)
     # switch to cfq at 0, 1 is a cooldown window, 2-5 settle, the trial starts at 5
@@ -377,7 +410,7 @@ def test_a_runner_up_far_behind_is_tried_as_an_alternative_and_says_so(tmp_path:
     ds = run([("4", 2.0)] * 5 + [("4", 1.0)] * 3, prov, replace(CFG, trial_measured=True))
     assert "trying the alternative stream (it won measured cells of this matrix" in ds[4].text
     assert "lead over it" not in ds[4].text
-    assert "back to cfq" in ds[7].text
+    assert "a clear loser" in ds[5].text and "back to cfq" in ds[5].text
 
 
 def test_an_unclear_cell_with_a_near_tie_tries_its_runner_up_first(tmp_path: Path) -> None:

@@ -26,6 +26,7 @@ from .trial import (
     after_round,
     candidates,
     cell_id,
+    clear_loser,
     conclude,
     kept_for,
     live_results,
@@ -33,6 +34,7 @@ from .trial import (
     mostly_new,
     near_runner_up,
     other_processes,
+    settled_kept,
 )
 from .verdict import Verdict, VerdictProvider
 
@@ -80,7 +82,7 @@ class DeviceState:
     available: tuple[str, ...] = ()       # queue/scheduler choices; () = unknown
     note: str = ""                        # why the mode is what it is (manual, pin)
     # trials (trial.py): the cell settled in with its policy in force, for how many
-    # consecutive judged windows, and the goal's measure in the last of them
+    # consecutive judged windows, and the goal's measure in the last of them (settled_kept)
     settled: str | None = None
     settled_n: int = 0
     recent: tuple[float, ...] = ()
@@ -320,7 +322,7 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
     state = replace(state, candidate=None, streak=0, settled=cid,
                     settled_n=state.settled_n + 1 if same else 1,
-                    recent=recent[-config.trial_windows:])
+                    recent=recent[-settled_kept(config):])
     hold_text = f"{verdict.text}; already in force"
     tries = candidates(verdict, goal, state.settled_n, state.recent, state.trials, config)
     wc = features.workload_class
@@ -342,9 +344,10 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     if res is not None and res.scheduler is None:
         return out("hold", _by(verdict), hold_text + f"; {_what(cand, verdict, config)} "
                    f"{cand} cannot be tried: {res.reason}", state, verdict)
-    base_value = sum(state.recent) / len(state.recent)
+    base = state.recent[-config.trial_windows:]
+    base_value = sum(base) / len(base)
     trial = Trial(cid, state.policy, cand, base_value, wc.processes, now,
-                  pids=state.workload_pids())
+                  pids=state.workload_pids(), floor=min(state.recent))
     why = (f"the cell's lead over it is {verdict.margin_points:g} points"
            if near_runner_up(cand, verdict, config) else
            "it won measured cells of this matrix, and no measurement chose this cell's policy"
@@ -390,6 +393,10 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
     under = t.base if t.measuring_base else t.candidate
     rnd = f"round {len(t.gains) + 1} of {config.trial_rounds}, " \
         if config.trial_rounds > 1 else ""
+    if len(values) < config.trial_windows and clear_loser(t, values, config):
+        lost = _lost_early(t, values, now, config)
+        return _trial_back(state, lost, now, out, policies,
+                           f"trial of {t.candidate} for cell {key}: {rnd}{lost.why}")
     if len(values) < config.trial_windows:
         against = "" if t.measuring_base else \
             f" against {t.base_value / 1e6:.2f} MB/s under {t.base}"
@@ -428,6 +435,20 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
                            settled_n=0, recent=()))
     return _trial_back(state, result, now, out, policies,
                        f"trial of {t.candidate} for cell {key}: {result.why}")
+
+
+def _lost_early(t: Trial, values: tuple[float, ...], now: float,
+                config: DecideConfig) -> TrialResult:
+    """The result of a trial whose candidate fell under the settled windows' floor."""
+    mean = sum(values) / len(values)
+    gains = t.gains + ((mean / t.base_value - 1) if t.base_value > 0 else 0.0,)
+    gain = sum(gains) / len(gains)
+    n = f"{len(values)} window" + ("s" if len(values) > 1 else "")
+    why = (f"{t.candidate} moved {mean / 1e6:.2f} MB/s over {n}, under the lowest of the "
+           f"windows settled under {t.base} before the trial ({t.floor / 1e6:.2f} MB/s) by "
+           f"more than {100 * config.trial_min_gain:.0f}%: a clear loser, not measured "
+           f"further ({100 * gain:+.0f}% against {t.base_value / 1e6:.2f} MB/s)")
+    return TrialResult(t.cell, t.base, t.candidate, now, False, gain, why)
 
 
 def _trial_abandon(state: DeviceState, why: str, now: float, out: Any,

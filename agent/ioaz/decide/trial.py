@@ -37,6 +37,15 @@ raw-disk writers, names stream; bfq serves dbench better). A trial is abandoned 
 the workload changes under it, the comparison would not be fair. That is judged by who the
 processes are, or by their count when the source does not say who (diskstats).
 
+A candidate that is clearly worse is not measured to the end: when the mean of its windows so
+far is below the lowest of the settled windows just before the trial (the cell's policy's,
+trial_after_windows of them) by trial_min_gain, it goes back at once. Were the two the same,
+a window would fall under all N settled windows by chance once in N + 1 (1 in 21 at the
+default), and by a further 10% far less often; a steady workload's loser (S's ten readers at
+half speed under stream) is told in its first window instead of three, and a workload whose
+windows swing (dbench's bursts) sets its own floor low enough never to cut a trial short. In
+a trial of rounds this holds for the first round: later ones are judged against their own base.
+
 Trials are bounded by their own cap, `max_trials_per_hour`, not by the switch budget: a
 trial that finds nothing gives its two switches back as soon as it has measured, and the
 budget is for the verdicts' switches, which a trial must not starve later in the hour.
@@ -59,6 +68,7 @@ from .config import DecideConfig
 from .verdict import Verdict
 
 TRIAL_GOALS = ("throughput", "mean")
+SETTLED_MAX = 60   # settled windows' measures kept for a trial's floor (settled_kept)
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,9 @@ class Trial:
     # cell's policy again (the base of the next round) rather than the candidate
     gains: tuple[float, ...] = ()
     measuring_base: bool = False
+    # the lowest measure of the settled windows before the trial (0: none): under it by
+    # trial_min_gain, a candidate's stretch is a clear loser's before it ends (clear_loser)
+    floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -197,6 +210,24 @@ def round_threshold(rounds: int, config: DecideConfig) -> float:
     round's noise, and the mean of k rounds, each against its own base just before, has
     1/sqrt(k) of it, so the same bar for chance is trial_min_gain / sqrt(k)."""
     return config.trial_min_gain / math.sqrt(rounds)
+
+
+def settled_kept(config: DecideConfig) -> int:
+    """How many settled windows' measures a device keeps: those a trial's base is the mean of
+    (trial_windows), and all those it waits for (trial_after_windows) for the floor, up to
+    SETTLED_MAX."""
+    return max(config.trial_windows, min(config.trial_after_windows, SETTLED_MAX))
+
+
+def clear_loser(trial: Trial, values: tuple[float, ...], config: DecideConfig) -> bool:
+    """Whether the candidate's windows so far show a loser already: their mean is under the
+    lowest settled window before the trial by trial_min_gain (see the module's docstring).
+    In the first round only: the floor is what the device did just before it, and later
+    rounds have their own base, which a drifting workload may have moved (the rounds are
+    there to cancel that)."""
+    if trial.measuring_base or trial.gains or not values or trial.floor <= 0:
+        return False
+    return sum(values) / len(values) < trial.floor * (1 - config.trial_min_gain)
 
 
 def after_round(gains: tuple[float, ...], config: DecideConfig) -> str:
