@@ -30,6 +30,7 @@ from .trial import (
     conclude,
     kept_for,
     live_results,
+    lost_early,
     measure,
     mostly_new,
     near_runner_up,
@@ -394,7 +395,7 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
     rnd = f"round {len(t.gains) + 1} of {config.trial_rounds}, " \
         if config.trial_rounds > 1 else ""
     if len(values) < config.trial_windows and clear_loser(t, values, config):
-        lost = _lost_early(t, values, now, config)
+        lost = lost_early(t, values, now, config)
         return _trial_back(state, lost, now, out, policies,
                            f"trial of {t.candidate} for cell {key}: {rnd}{lost.why}")
     if len(values) < config.trial_windows:
@@ -435,20 +436,6 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
                            settled_n=0, recent=()))
     return _trial_back(state, result, now, out, policies,
                        f"trial of {t.candidate} for cell {key}: {result.why}")
-
-
-def _lost_early(t: Trial, values: tuple[float, ...], now: float,
-                config: DecideConfig) -> TrialResult:
-    """The result of a trial whose candidate fell under the settled windows' floor."""
-    mean = sum(values) / len(values)
-    gains = t.gains + ((mean / t.base_value - 1) if t.base_value > 0 else 0.0,)
-    gain = sum(gains) / len(gains)
-    n = f"{len(values)} window" + ("s" if len(values) > 1 else "")
-    why = (f"{t.candidate} moved {mean / 1e6:.2f} MB/s over {n}, under the lowest of the "
-           f"windows settled under {t.base} before the trial ({t.floor / 1e6:.2f} MB/s) by "
-           f"more than {100 * config.trial_min_gain:.0f}%: a clear loser, not measured "
-           f"further ({100 * gain:+.0f}% against {t.base_value / 1e6:.2f} MB/s)")
-    return TrialResult(t.cell, t.base, t.candidate, now, False, gain, why)
 
 
 def _trial_abandon(state: DeviceState, why: str, now: float, out: Any,

@@ -265,3 +265,18 @@ def conclude(trial: Trial, gains: tuple[float, ...], now: float,
                + ("" if kept or len(gains) >= config.trial_rounds else
                   f"; behind by {100 * bar:.1f}% or more: no more rounds") + ")")
     return TrialResult(trial.cell, trial.base, trial.candidate, now, kept, gain, why)
+
+
+def lost_early(t: Trial, values: tuple[float, ...], now: float,
+               config: DecideConfig) -> TrialResult:
+    """The result of a trial whose candidate fell under the settled windows' floor
+    (clear_loser), before its stretch ended."""
+    mean = sum(values) / len(values)
+    gains = t.gains + ((mean / t.base_value - 1) if t.base_value > 0 else 0.0,)
+    gain = sum(gains) / len(gains)
+    n = f"{len(values)} window" + ("s" if len(values) > 1 else "")
+    why = (f"{t.candidate} moved {mean / 1e6:.2f} MB/s over {n}, under the lowest of the "
+           f"windows settled under {t.base} before the trial ({t.floor / 1e6:.2f} MB/s) by "
+           f"more than {100 * config.trial_min_gain:.0f}%: a clear loser, not measured "
+           f"further ({100 * gain:+.0f}% against {t.base_value / 1e6:.2f} MB/s)")
+    return TrialResult(t.cell, t.base, t.candidate, now, False, gain, why)
