@@ -270,10 +270,9 @@ def conclude(trial: Trial, gains: tuple[float, ...], now: float,
 def lost_early(t: Trial, values: tuple[float, ...], now: float,
                config: DecideConfig) -> TrialResult:
     """The result of a trial whose candidate fell under the settled windows' floor
-    (clear_loser), before its stretch ended."""
+    (clear_loser, first round only: its gain is this stretch's), before its stretch ended."""
     mean = sum(values) / len(values)
-    gains = t.gains + ((mean / t.base_value - 1) if t.base_value > 0 else 0.0,)
-    gain = sum(gains) / len(gains)
+    gain = (mean / t.base_value - 1) if t.base_value > 0 else 0.0
     n = f"{len(values)} window" + ("s" if len(values) > 1 else "")
     why = (f"{t.candidate} moved {mean / 1e6:.2f} MB/s over {n}, under the lowest of the "
            f"windows settled under {t.base} before the trial ({t.floor / 1e6:.2f} MB/s) by "
