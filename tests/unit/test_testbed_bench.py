@@ -315,7 +315,10 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
     with pytest.raises(ValueError, match="unknown ioazd-fast; use .*ioazd-kernel"):
         bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-fast"]))
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel"]))
-    assert plan.contenders == ["bfq", "ioazd-kernel"]
+    assert plan.contenders == ["bfq", "ioazd-kernel"] and plan.cpus == 2
+    assert bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--cpus", "1"])).cpus == 1
+    with pytest.raises(SystemExit):
+        p.parse_args(["--cpus", "0"])
     # At another depth it takes the matrices measured at that depth, and refuses a depth
     # nothing was calibrated at rather than run the depth-32 ones there.
     (rule1,) = bench.contender_configs([bench.KERNEL], 1)[bench.KERNEL]["decide"]["matrix_rules"]

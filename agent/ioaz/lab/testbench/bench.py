@@ -68,6 +68,7 @@ class Plan:
     members: int = 4                     # its disks
     chunk_kb: int = 512                  # its chunk (mdadm's default)
     profile: bool = False                # ioazd under cProfile, a .prof file a run
+    cpus: int = 2                        # the guest's vCPUs (all on one host thread)
 
     def disk_spec(self) -> str:
         """The raw disk (or the array's members) first, then the file system's disk."""
@@ -201,12 +202,12 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()
     res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
-                 vm.Options(kernel=plan.kernel, memory_mb=2048,
+                 vm.Options(kernel=plan.kernel, memory_mb=2048, cpus=plan.cpus,
                             disks=disks.parse(plan.disk_spec()),
                             results=results, timeout_s=plan.seconds() * 2 + 1200,
                             path_credit_us=credit), echo=echo)
     meta = {"model": plan.model, "kernel": plan.kernel, "rounds": plan.rounds,
-            "queue_depth": plan.queue_depth,
+            "queue_depth": plan.queue_depth, "cpus": plan.cpus,
             "raid": {"level": plan.raid, "members": plan.members, "chunk_kb": plan.chunk_kb}
             if plan.raid else None,
             "runtime_s": plan.runtime_s, "phase_s": plan.phase_s, "path": path,

@@ -46,6 +46,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the VM path's cost per request (default: measured in a first boot)")
     g.add_argument("--beside", default="", metavar="TEXT",
                    help="what else runs on the host meanwhile, for the report")
+    g.add_argument("--cpus", type=int, default=2, choices=range(1, 9), metavar="N",
+                   help="the guest's vCPUs (default 2; under single-threaded TCG all share one "
+                        "host thread, so more only adds turns between them)")
     g.add_argument("--profile-ioazd", action="store_true",
                    help="run ioazd under cProfile: each of its runs leaves "
                         "guest/raw/WORKLOAD.CONTENDER.ROUND.ioazd.prof (pstats format)")
@@ -90,7 +93,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                       model=args.model, kernel=args.kernel,
                       queue_depth=args.queue_depth, path_credit_us=args.path_credit_us,
                       raid=args.raid, members=args.members, chunk_kb=args.chunk_kb,
-                      profile=args.profile_ioazd)
+                      profile=args.profile_ioazd, cpus=args.cpus)
 
 
 def elevators_for(series: str) -> None:

@@ -210,7 +210,8 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                  f"{meta.get('wall_s', 0) / 60:.0f} min.")
     qd = meta.get("queue_depth")
     sec.text(
-        f"Debian 12 guest, kernel {meta.get('guest_kernel', meta['kernel'])}, under qemu TCG; "
+        f"Debian 12 guest, kernel {meta.get('guest_kernel', meta['kernel'])}, under qemu TCG "
+        f"with {meta.get('cpus', 2)} vCPU{'s' if meta.get('cpus', 2) != 1 else ''}; "
         f"drive queue depth {qd if qd else 'the kernel default (32 on AHCI)'}; "
         f"{_disks_text(meta)} (testbed/modeldisk.py: the simulator's model served "
         f"in real time over NBD, VM path credit {meta['path_credit_us']} us); {meta['rounds']} "
@@ -224,7 +225,7 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         "rows. Ratios are to the best static scheduler of the workload, paired by round; "
         "± is the 95% interval over the rounds. Guest CPU busy: the share of the guest's "
         "vCPUs not idle (nor waiting for the disk) over the run, from /proc/stat; ioazd's CPU: "
-        "its process's user and system time over the run, as a share of one vCPU (both vCPUs "
+        "its process's user and system time over the run, as a share of one vCPU (the vCPUs "
         "share one host thread under single-threaded TCG). Nothing else ran in the guest. "
         "The host is "
         "a shared 2-core machine running qemu and the two model disk servers; beside them: "
