@@ -24,6 +24,7 @@ from .trial import (
     TrialResult,
     active_pids,
     after_round,
+    burst,
     candidates,
     cell_id,
     clear_loser,
@@ -348,7 +349,8 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     base = state.recent[-config.trial_windows:]
     base_value = sum(base) / len(base)
     trial = Trial(cid, state.policy, cand, base_value, wc.processes, now,
-                  pids=state.workload_pids(), floor=min(state.recent))
+                  pids=state.workload_pids(), floor=min(state.recent),
+                  ceiling=max(state.recent))
     why = (f"the cell's lead over it is {verdict.margin_points:g} points"
            if near_runner_up(cand, verdict, config) else
            "it won measured cells of this matrix, and no measurement chose this cell's policy"
@@ -390,6 +392,9 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
                "no class this window" if wc is None else
                f"the processes went from {t.processes} to {wc.processes}: another workload")
         return _trial_abandon(state, why, now, out, policies)
+    spike = burst(t, value)
+    if spike is not None:
+        return _trial_abandon(state, spike, now, out, policies)
     values = t.values + (value,)
     under = t.base if t.measuring_base else t.candidate
     rnd = f"round {len(t.gains) + 1} of {config.trial_rounds}, " \

@@ -46,6 +46,10 @@ half speed under stream) is told in its first window instead of three, and a wor
 windows swing (dbench's bursts) sets its own floor low enough never to cut a trial short. In
 a trial of rounds this holds for the first round: later ones are judged against their own base.
 
+A window of the trial that moves over BURST times the highest of those settled windows
+abandons it: that is the workload bursting (dbench's write-back), and would decide the trial
+whichever policy is on trial.
+
 Trials are bounded by their own cap, `max_trials_per_hour`, not by the switch budget: a
 trial that finds nothing gives its two switches back as soon as it has measured, and the
 budget is for the verdicts' switches, which a trial must not starve later in the hour.
@@ -69,6 +73,11 @@ from .verdict import Verdict
 
 TRIAL_GOALS = ("throughput", "mean")
 SETTLED_MAX = 60   # settled windows' measures kept for a trial's floor (settled_kept)
+# A trial window that moves this many times the highest settled window before the trial is a
+# burst of the workload's (dbench's write-back), not a scheduler's gain: the largest gain of
+# one scheduler over another known for these workloads is 3.2x (Xu & Jiang's par-read,
+# seeds/002), about 2x on the testbed's kernel (bfq on S's ten readers).
+BURST = 4.0
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,8 @@ class Trial:
     # the lowest measure of the settled windows before the trial (0: none): under it by
     # trial_min_gain, a candidate's stretch is a clear loser's before it ends (clear_loser)
     floor: float = 0.0
+    # the highest of them (0: none): a window over BURST times it is a burst (burst)
+    ceiling: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -228,6 +239,18 @@ def clear_loser(trial: Trial, values: tuple[float, ...], config: DecideConfig) -
     if trial.measuring_base or trial.gains or not values or trial.floor <= 0:
         return False
     return sum(values) / len(values) < trial.floor * (1 - config.trial_min_gain)
+
+
+def burst(trial: Trial, value: float) -> str | None:
+    """Why a trial window is a burst of the workload's rather than its scheduler's doing
+    (over BURST times the highest settled window before the trial), or None. Such a window
+    would decide the trial whatever the candidate is worth, so the trial is abandoned: a
+    burst in dbench's bfq trial read as +1481% (docs/testbed.md, nineteenth run)."""
+    if trial.ceiling <= 0 or value <= BURST * trial.ceiling:
+        return None
+    return (f"a window moved {value / 1e6:.2f} MB/s, over {BURST:g} times the highest of the "
+            f"settled windows before the trial ({trial.ceiling / 1e6:.2f} MB/s): a burst of "
+            "the workload's, not the scheduler's gain")
 
 
 def after_round(gains: tuple[float, ...], config: DecideConfig) -> str:
