@@ -15,6 +15,7 @@ unreadable: a device that lacks one is still a device.
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -31,6 +32,14 @@ ROTATIONAL = "queue/rotational"
 QUEUE_SETTINGS = (NR_REQUESTS, READ_AHEAD_KB, QUEUE_DEPTH)
 # how many device directories disk_of_devt keeps the disk of (then it starts afresh)
 DIRS_REMEMBERED = 4096
+# The attributes ioazd reads for every disk every window, which a BlockSysfs built with
+# hold_open reads through a descriptor it keeps: one pread(2) in place of Python's open, fstat,
+# read, read and close. Each read of a sysfs attribute runs its show() afresh, and a node the
+# kernel removed answers ENODEV, so a held descriptor never reads a value that is gone.
+HELD_KEYS = frozenset({"queue/scheduler", "diskseq"})
+# what ioazd holds open: the two of 16 disks (more disks are read the plain way), so a
+# thousand disks cost no more descriptors than sixteen
+HELD_BY_DAEMON = 32
 
 _BRACKETED = re.compile(r"\[([^\]]+)\]")
 
@@ -70,8 +79,12 @@ def parse_scheduler(text: str) -> SchedulerLine:
 class BlockSysfs:
     """The /sys/block/DEV attribute files of every block device, under an injectable root."""
 
-    def __init__(self, root: str | os.PathLike[str] = "/sys") -> None:
+    def __init__(self, root: str | os.PathLike[str] = "/sys", hold_open: int = 0) -> None:
+        """hold_open: how many HELD_KEYS files to keep open at most (0: none; beyond it the
+        others are opened for each read)."""
         self.root = Path(root)
+        self.hold_open = hold_open
+        self._held: dict[str, int] = {}   # path -> its descriptor
         # Plain strings for the paths read every window: pathlib's joins cost more than the
         # read itself where Python is slow (a VM without KVM runs ioazd beside the I/O path).
         self._block = os.path.join(root, "block")
@@ -101,9 +114,48 @@ class BlockSysfs:
 
     def read(self, device: str, key: str) -> str:
         """The attribute's value with the kernel's trailing newline removed."""
-        with open(os.path.join(self._block, device, key), encoding="ascii",
-                  errors="replace") as f:
+        path = os.path.join(self._block, device, key)
+        if self.hold_open and key in HELD_KEYS:
+            return self._read_held(path).decode("ascii", errors="replace").strip()
+        with open(path, encoding="ascii", errors="replace") as f:
             return f.read().strip()
+
+    def _read_held(self, path: str) -> bytes:
+        fd = self._held.get(path)
+        if fd is not None:
+            try:
+                return os.pread(fd, 4096, 0)
+            except OSError as e:
+                # the disk went (ENODEV), perhaps for another of the same name: the path
+                # is looked up again below; any other error is the attribute's own
+                self._let_go(path)
+                if e.errno != errno.ENODEV:
+                    raise
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.pread(fd, 4096, 0)
+        except BaseException:
+            os.close(fd)
+            raise
+        if len(self._held) < self.hold_open:
+            self._held[path] = fd
+        else:
+            os.close(fd)
+        return data
+
+    def _let_go(self, path: str) -> None:
+        fd = self._held.pop(path, None)
+        if fd is not None:
+            os.close(fd)
+
+    def let_go(self, device: str) -> None:
+        """Close the descriptors held for a device (it vanished, or is no longer managed)."""
+        for key in HELD_KEYS:
+            self._let_go(os.path.join(self._block, device, key))
+
+    def close(self) -> None:
+        for path in list(self._held):
+            self._let_go(path)
 
     def write(self, device: str, key: str, value: str) -> None:
         """One write(2) of the value, as `echo VALUE > FILE` does.

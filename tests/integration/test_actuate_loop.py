@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from collections.abc import Iterator
@@ -228,3 +229,33 @@ def test_recovery_writes_nothing_onto_another_file_in_the_same_loop_device(
     assert r.replaced and not r.restored, r
     assert {k: sysread(loop, k) for k in sysfs_now} == sysfs_now
     assert not (state / STATE_FILE).exists()
+
+
+def test_held_reads_follow_a_switch_and_a_new_backing_file(loop: str) -> None:
+    """ioazd reads the scheduler line and diskseq through descriptors it keeps open
+    (sysblock.HELD_KEYS): on this kernel's sysfs each read runs the attribute afresh, so a
+    switch and a new file attached under the same name (a new diskseq) are both seen."""
+    real = BlockSysfs()
+    held = BlockSysfs(hold_open=2)
+    try:
+        assert held.scheduler(loop) == real.scheduler(loop)
+        real.write(loop, sf.SCHEDULER, "bfq")
+        assert held.scheduler(loop).active == "bfq"
+        seq = held.read(loop, "diskseq")
+        assert seq == real.read(loop, "diskseq") and len(held._held) == 2
+        fd, other = tempfile.mkstemp(prefix="ioaz-held-", suffix=".img", dir="/dev/shm")
+        os.close(fd)
+        os.truncate(other, 16 << 20)
+        try:
+            subprocess.run(["losetup", "-d", f"/dev/{loop}"], check=True)
+            again = subprocess.run(["losetup", f"/dev/{loop}", other], capture_output=True,
+                                   text=True)
+            if again.returncode != 0:
+                pytest.skip(f"/dev/{loop} was taken between detach and attach: "
+                            f"{again.stderr.strip()}")
+            assert held.read(loop, "diskseq") == real.read(loop, "diskseq") != seq
+        finally:
+            os.unlink(other)   # the fixture detaches whatever is attached
+    finally:
+        held.close()
+    assert not held._held

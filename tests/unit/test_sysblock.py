@@ -1,6 +1,7 @@
 """Parsing queue/scheduler and listing knobs, on lines and trees the kernel produces."""
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -51,6 +52,72 @@ def test_write_is_one_write_with_no_newline_and_read_strips(tmp_path: Path) -> N
     assert (q / "read_ahead_kb").read_text() == "4096"
     assert s.read("sdb", "queue/read_ahead_kb") == "4096"
     assert s.devices() == ["sdb"] and not s.exists("sdc")
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_held_reads_see_every_new_value_and_hold_no_more_than_asked(tmp_path: Path) -> None:
+    for dev in ("sda", "sdb"):
+        q = tmp_path / "block" / dev / "queue"
+        q.mkdir(parents=True)
+        (q / "scheduler").write_text("none [mq-deadline] bfq\n")
+        (q / "read_ahead_kb").write_text("128\n")
+    before = _open_fds()
+    s = BlockSysfs(tmp_path, hold_open=1)
+    assert s.scheduler("sda").active == "mq-deadline"
+    assert s.scheduler("sdb").active == "mq-deadline"   # read, not held: the one is taken
+    assert s.read("sda", "queue/read_ahead_kb") == "128"  # not a held key
+    assert _open_fds() == before + 1
+    s.write("sda", "queue/scheduler", "none [mq-deadline] [bfq]")   # rewritten in place
+    assert s.read("sda", "queue/scheduler") == "none [mq-deadline] [bfq]"
+    s.let_go("sda")
+    assert _open_fds() == before
+    assert s.scheduler("sdb").active == "mq-deadline"   # the freed place is sdb's now
+    assert _open_fds() == before + 1
+    s.close()
+    assert _open_fds() == before
+
+
+def test_a_held_read_of_a_removed_node_looks_the_path_up_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sysfs node the kernel removed answers ENODEV through a descriptor held open; the
+    disk that now has the name is read, and an error of the attribute's own is raised."""
+    q = tmp_path / "block" / "sdb" / "queue"
+    q.mkdir(parents=True)
+    (q / "scheduler").write_text("[none] bfq\n")
+    s = BlockSysfs(tmp_path, hold_open=4)
+    assert s.scheduler("sdb").active == "none"
+    held = next(iter(s._held.values()))
+    (q / "scheduler").unlink()
+    (q / "scheduler").write_text("none [bfq]\n")     # another disk's file, the same path
+    real_pread = os.pread
+    answered = []
+
+    def gone(fd: int, n: int, off: int) -> bytes:
+        # the held descriptor's first read only: a new one may be given the same number
+        if fd == held and not answered:
+            answered.append(fd)
+            raise OSError(errno.ENODEV, "No such device")
+        return real_pread(fd, n, off)
+
+    monkeypatch.setattr(os, "pread", gone)
+    assert s.scheduler("sdb").active == "bfq" and answered
+    held = next(iter(s._held.values()))
+
+    def broken(fd: int, n: int, off: int) -> bytes:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "pread", broken)
+    with pytest.raises(OSError) as e:
+        s.scheduler("sdb")
+    assert e.value.errno == errno.EIO and held not in s._held.values()
+    monkeypatch.setattr(os, "pread", real_pread)
+    (q / "scheduler").unlink()
+    with pytest.raises(FileNotFoundError):
+        s.scheduler("sdb")
+    assert not s._held
 
 
 def test_facts_of_a_disk_read_from_the_tree(tmp_path: Path) -> None:

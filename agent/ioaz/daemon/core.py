@@ -187,6 +187,7 @@ class Daemon:
         self.devices.pop(name, None)
         # Its originals stay in the state file: if it comes back, a restart restores it.
         self.actuator.stop_watching(name)
+        self.sysfs.let_go(name)
         log.warning(json.dumps({"event": "device_vanished", "device": name}))
 
     def _read_facts(self, rec: DeviceRecord, f: WindowFeatures) -> None:

@@ -19,7 +19,7 @@ from .. import __version__, home
 from ..actuate import Actuator, RestoreResult, StateStore
 from ..actuate.recover import recover
 from ..probe import open_source
-from ..sysblock import BlockSysfs
+from ..sysblock import HELD_BY_DAEMON, BlockSysfs
 from . import journal
 from .compose import build
 from .config import DEFAULT_CONFIG, ConfigError, DaemonConfig, load_config
@@ -162,7 +162,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ioazd: needs root to change schedulers (or run with --dry-run)", file=sys.stderr)
         return 1
 
-    sysfs = BlockSysfs()
+    # the scheduler line and diskseq, read for every disk every window, through descriptors
+    # it keeps (sysblock.HELD_KEYS)
+    sysfs = BlockSysfs(hold_open=HELD_BY_DAEMON)
     state = StateStore(config.state_dir)
     actuator = Actuator(sysfs, state)
     if not config.dry_run:
@@ -217,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not config.dry_run:
             daemon.stop()
         source.close()
+        sysfs.close()
     return 0
 
 

@@ -253,7 +253,7 @@ def bench_daemon(args: argparse.Namespace) -> dict:
     from ..actuate import Actuator, StateStore
     from ..daemon.compose import build
     from ..daemon.config import load_config
-    from ..sysblock import BlockSysfs
+    from ..sysblock import HELD_BY_DAEMON, BlockSysfs
 
     logging.getLogger("ioaz").setLevel(logging.WARNING)
     with Loops(16, 128) as devs, _probe(args) as src, tempfile.TemporaryDirectory() as tmp:
@@ -261,7 +261,7 @@ def bench_daemon(args: argparse.Namespace) -> dict:
         cfg_file.write_text(f"devices: {{include: [{', '.join(devs)}], exclude: []}}\n"
                             f"state_dir: {tmp}/state\n")
         cfg = load_config(cfg_file)
-        sysfs = BlockSysfs()
+        sysfs = BlockSysfs(hold_open=HELD_BY_DAEMON)   # as ioazd reads
         daemon = build(cfg, src, Actuator(sysfs, StateStore(Path(tmp) / "state")), sysfs)
         loads = [subprocess.Popen(
             ["fio", "--name=bg", f"--filename=/dev/{d}", "--direct=1", "--rw=randread",
@@ -280,6 +280,7 @@ def bench_daemon(args: argparse.Namespace) -> dict:
             for p in loads:
                 p.wait()
             daemon.stop()
+            sysfs.close()
     return {"devices": 16, "windows": len(cpu), "median_ms": statistics.median(cpu) * 1e3,
             "max_ms": max(cpu) * 1e3, "switches": switched}
 

@@ -155,7 +155,7 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
     from ..daemon.config import load_config
     from ..probe.bpf_source import BpfSource
     from ..probe.sampler import DEFAULT_FRACTION, SamplePlan
-    from ..sysblock import BlockSysfs
+    from ..sysblock import HELD_BY_DAEMON, BlockSysfs
 
     logging.getLogger("ioaz").setLevel(logging.WARNING)
     # on the root logger, where ioazd's own handler is (main.setup_logging): what its
@@ -171,7 +171,7 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
                             f"{', ' + decide if decide else ''}}}\n"
                             + (f"history: {history}\n" if history else ""))
         cfg = load_config(cfg_file)
-        sysfs = BlockSysfs()
+        sysfs = BlockSysfs(hold_open=HELD_BY_DAEMON)   # as ioazd reads
         src = BpfSource(sample=SamplePlan(DEFAULT_FRACTION if sample is None else sample)).open()
         daemon = build(cfg, src, Actuator(sysfs, StateStore(Path(tmp) / "state")), sysfs)
         try:
@@ -180,6 +180,7 @@ def _daemon(devs: list[str], window_s: float, sample: float | None,
         finally:
             out["stop"] = daemon.stop()
             src.close()
+            sysfs.close()
             root.removeHandler(tally)
             out["log"] = tally.summary()
 
