@@ -29,7 +29,11 @@ def active_processes(new: dict[int, int] | None, old: dict[int, int] | None,
     """
     if new is None:
         return None
-    return len(pids_over_share(process_bios(new, old), min_share))
+    return _active(process_bios(new, old), min_share)
+
+
+def _active(per: dict[int, int], min_share: float) -> int:
+    return len(pids_over_share(per, min_share))
 
 
 def pids_over_share(per: dict[int, int], min_share: float) -> tuple[int, ...]:
@@ -75,6 +79,9 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
 
     lat_hist = delta_list(new.lat_hist, old.lat_hist)
     size_hist = delta_list(new.size_hist, old.size_hist)
+    # each map's per-window counts once: they give both the bios and the active count
+    procs = process_bios(new.procs, old.procs)
+    threads = process_bios(new.threads, old.threads)
     p50 = log2_percentile(lat_hist, 0.50)
     p99 = log2_percentile(lat_hist, 0.99)
     if p50 is None and data_reqs and new.source == "diskstats":
@@ -89,7 +96,7 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         write_bytes_per_s=done_bytes[WRITE] / window_s,
         read_ratio=_ratio(reads, reads + writes),
         seq_ratio=seq_ratio,
-        processes=active_processes(new.procs, old.procs, min_process_share),
+        processes=None if new.procs is None else _active(procs, min_process_share),
         avg_depth=avg_depth,
         mean_size_bytes=(rw_bytes / (reads + writes)) if reads + writes else None,
         p50_latency_s=None if p50 is None else p50 / 1e9,
@@ -99,9 +106,9 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         requests=data_reqs,
         latency_hist={i: n for i, n in enumerate(lat_hist) if n},
         size_hist={i: n for i, n in enumerate(size_hist) if n},
-        process_bios=process_bios(new.procs, old.procs),
-        threads=active_processes(new.threads, old.threads, min_process_share),
-        thread_bios=process_bios(new.threads, old.threads),
+        process_bios=procs,
+        threads=None if new.threads is None else _active(threads, min_process_share),
+        thread_bios=threads,
         bios=bios,
         process_share=min_process_share,
     )
