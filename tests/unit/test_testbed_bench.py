@@ -295,6 +295,29 @@ def test_cpu_counters_follow_real_work() -> None:
     assert cpu_busy_s() - busy0 >= mine - 0.05
 
 
+def test_a_threads_cpu_is_its_own() -> None:
+    """ioazd's window thread apart from the rest: a helper thread spinning 0.3 s shows in the
+    process's CPU and not in the main thread's (this host's /proc, as the guest's)."""
+    import os
+    import threading
+    import time
+
+    from ioaz.lab.testbench.guest_bench import process_cpu_s
+    pid = os.getpid()
+    whole0, main0 = process_cpu_s(pid), process_cpu_s(pid, pid)
+
+    def spin() -> None:
+        end = time.thread_time() + 0.3
+        while time.thread_time() < end:
+            pass
+
+    t = threading.Thread(target=spin)
+    t.start()
+    t.join()
+    assert process_cpu_s(pid) - whole0 >= 0.2
+    assert process_cpu_s(pid, pid) - main0 <= 0.1
+
+
 def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> None:
     """ioazd-kernel is the shipped configuration with one rule: every spinning disk on the
     matrices calibrated in the guest, which exist for every goal and validate; an unknown
@@ -446,3 +469,10 @@ def test_a_missing_or_stale_elevator_module_is_found_before_the_boot(tmp_path: P
     problem = bench.elevator_module_problem("6.1.0-56-amd64", tmp_path)
     assert problem and "older than kmod/ioaz_stream.c" in problem
 
+
+
+def test_ioazd_cpu_in_the_report_names_its_window_threads_share() -> None:
+    from ioaz.lab.testbench import bench_report
+    assert bench_report._cpu(0.13, 0.072) == "13% (7% windows)"
+    assert bench_report._cpu(0.13, None) == "13%"      # a run from an older guest_bench
+    assert bench_report._cpu(None, None) == "-"

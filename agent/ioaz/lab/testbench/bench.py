@@ -273,6 +273,8 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
             row["cpu_busy"] = cpu["busy_s"] / (line["wall_s"] * cpu["cpus"])
             if cpu.get("ioazd_s") is not None:
                 row["ioazd_cpu"] = cpu["ioazd_s"] / line["wall_s"]
+            if cpu.get("ioazd_window_thread_s") is not None:
+                row["ioazd_window_cpu"] = cpu["ioazd_window_thread_s"] / line["wall_s"]
         disk = guest["raw"] if w.disk == "raw" else guest["fs"]
         if line.get("sched_counters", {}).get(disk):
             row["sched_counters"] = line["sched_counters"][disk]
