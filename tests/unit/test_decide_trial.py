@@ -168,6 +168,38 @@ def test_a_burst_in_a_trial_abandons_it_rather_than_deciding_it(tmp_path: Path) 
     assert "stream kept for this cell" in ds[7].text
 
 
+def test_a_trial_too_quiet_to_measure_is_given_back_after_trial_max_s(tmp_path: Path) -> None:
+    """Windows with too few requests to judge do not measure a trial; past trial_max_s a
+    stretch it is abandoned, not left with its candidate in force (dbench's write-back held
+    a trial 89 s in the testbed)."""
+    prov = provider(tmp_path)
+    quiet = replace(feats("8", 0.1), requests=5, iops=5.0)   # under min_requests (20)
+
+    def after(config: DecideConfig, quiet_s: int) -> list[Decision]:
+        ds = run([("8", 2.0)] * 5 + [("8", 2.1)], prov, config)   # the trial starts at 4
+        state = ds[-1].state
+        for i in range(quiet_s):
+            ds.append(step(quiet, state, config, prov, 1006.0 + i))
+            state = ds[-1].state
+        return ds
+
+    ds = after(CFG, 32)
+    assert switches(ds) == [(None, "cfq", "matrix"), ("cfq", "stream", "trial"),
+                            ("stream", "cfq", "trial")]
+    back = next(d for d in ds[6:] if d.switch)
+    assert back.now == 1035.0   # 31 s after the start at 1004: past 30
+    assert "abandoned (1 of 3 windows judged in 31 s (trial_max_s 30 a stretch): the device " \
+        "is too quiet to measure it)" in back.text and "back to cfq" in back.text
+    assert all(d.reason == "too_few_requests" for d in ds[6:] if d.now < 1035.0)
+    [r] = back.state.trials
+    assert not r.kept and r.gain is None
+    # two rounds are three stretches: 90 s; and 0 is no bound
+    two = replace(CFG, trial_rounds=2)
+    assert [d.policy for d in after(two, 40)][-1] == "stream"
+    assert switches(after(two, 95))[-1] == ("stream", "cfq", "trial")
+    assert [d.policy for d in after(replace(CFG, trial_max_s=0), 120)][-1] == "stream"
+
+
 def test_cooldown_windows_are_not_trial_windows(tmp_path: Path) -> None:
     cfg = replace(CFG, cooldown_s=2)
     # switch to cfq at 0, 1 is a cooldown window, 2-5 settle, the trial starts at 5

@@ -82,6 +82,12 @@ class DecideConfig:
     # when the mean gain over them reaches trial_min_gain / sqrt(rounds). 1: one stretch
     # against the windows before, as the simulator's sweep measured.
     trial_rounds: int = 1
+    # A trial waits for judged windows: where the device is mostly idle, or too quiet to
+    # judge (dbench's write-back on a slow disk), its few windows could keep the candidate in
+    # force for minutes (89 s in the twentieth testbed run). Past trial_max_s a stretch (a
+    # trial of R rounds has 2R - 1 stretches) it is abandoned. 30 s: a stretch takes 4-5 s
+    # when every window is judged (a cooldown window and three measured ones).
+    trial_max_s: float = 30.0
     # Also try, in a cell whose policy no measurement chose (source kind judgement: no
     # calibration workload fell in it, or none won clearly), the policies that won the
     # matrix's measured cells, one a trial (Verdict.alternatives). Off by default: measured
@@ -155,6 +161,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         trial_min_gain=float(d.get("trial_min_gain", defaults.trial_min_gain)),
         trial_retry_s=float(d.get("trial_retry_s", defaults.trial_retry_s)),
         trial_rounds=d.get("trial_rounds", defaults.trial_rounds),
+        trial_max_s=float(d.get("trial_max_s", defaults.trial_max_s)),
         trial_unclear=bool(d.get("trial_unclear", defaults.trial_unclear)),
         trial_measured=bool(d.get("trial_measured", defaults.trial_measured)),
         max_trials_per_hour=d.get("max_trials_per_hour", defaults.max_trials_per_hour),

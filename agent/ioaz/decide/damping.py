@@ -36,6 +36,7 @@ from .trial import (
     mostly_new,
     near_runner_up,
     other_processes,
+    overdue,
     settled_kept,
 )
 from .verdict import Verdict, VerdictProvider
@@ -197,6 +198,10 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                    _switched(state, pin.policy, now), resolution=res)
 
     # -- auto ----------------------------------------------------------------------------
+    if state.trial is not None:
+        late = overdue(state.trial, now, config)
+        if late is not None:
+            return _trial_abandon(state, late, now, out, policies)
     n = request_count(features)
     if features.iops < config.idle_iops or n == 0:
         return out("hold", Reason.IDLE, f"idle ({features.iops:.3g} IO/s < {config.idle_iops:g}): "

@@ -253,6 +253,20 @@ def burst(trial: Trial, value: float) -> str | None:
             "the workload's, not the scheduler's gain")
 
 
+def overdue(trial: Trial, now: float, config: DecideConfig) -> str | None:
+    """Why a trial has gone on too long to finish (past trial_max_s for each of its
+    stretches: 2 * trial_rounds - 1), or None. Only judged windows measure it, so on a device
+    mostly idle or too quiet to judge a trial could keep its candidate in force for minutes;
+    what it measured by then is too far from the windows it is compared with."""
+    stretches = 2 * max(1, config.trial_rounds) - 1
+    limit = config.trial_max_s * stretches
+    if config.trial_max_s <= 0 or now - trial.started <= limit:
+        return None
+    return (f"{len(trial.values)} of {config.trial_windows} windows judged in "
+            f"{now - trial.started:.0f} s (trial_max_s {config.trial_max_s:g} a stretch): "
+            "the device is too quiet to measure it")
+
+
 def after_round(gains: tuple[float, ...], config: DecideConfig) -> str:
     """keep | back | again, once a round of the candidate has been measured. After the last
     round (trial_rounds) it is kept when the mean gain reaches round_threshold; before it,
