@@ -37,7 +37,7 @@ DIRS_REMEMBERED = 4096
 # read, read and close. Each read of a sysfs attribute runs its show() afresh, and a node the
 # kernel removed answers ENODEV, so a held descriptor never reads a value that is gone.
 HELD_KEYS = frozenset({"queue/scheduler", "diskseq"})
-# what ioazd holds open: the two of 16 disks (more disks are read the plain way), so a
+# what ioazd holds open: both keys of 16 disks (more disks are read the plain way), so a
 # thousand disks cost no more descriptors than sixteen
 HELD_BY_DAEMON = 32
 
@@ -81,7 +81,9 @@ class BlockSysfs:
 
     def __init__(self, root: str | os.PathLike[str] = "/sys", hold_open: int = 0) -> None:
         """hold_open: how many HELD_KEYS files to keep open at most (0: none; beyond it the
-        others are opened for each read)."""
+        others are opened for each read). One holding descriptors is for one thread at a
+        time: a descriptor another thread let go of could be reused under a read. ioazd
+        reads through it under its daemon's lock."""
         self.root = Path(root)
         self.hold_open = hold_open
         self._held: dict[str, int] = {}   # path -> its descriptor
