@@ -129,7 +129,9 @@ def test_the_path_credit_takes_the_path_off_the_models_time(disk, credit: bool) 
     c = disk(credit_us=path * 1e6 if credit else 0.0)
     # Three passes over other places (a pass again over the same ones would hit the drive's
     # cache); a loaded machine only adds time, so the pass it delayed least is judged. A
-    # credit that is not taken, or taken twice, is off by 60 ms in every pass.
+    # credit that is not taken, or taken twice, is off by 60 ms in every pass; the bound
+    # allows 3 ms a request for the client's sleep and round trip on a loaded machine (CI's
+    # unit lane beside the VM tests on a slow host: 18.4 ms over in the best of three).
     passes = []
     for rep in range(3):
         start = rep * GB
@@ -143,7 +145,7 @@ def test_the_path_credit_takes_the_path_off_the_models_time(disk, credit: bool) 
         want = model_time(offsets, 0.0 if credit else path, start)
         passes.append((took - want, took, want))
     _, took, want = min(passes)
-    assert 0.97 * want < took < want + len(offsets) * 0.0015, passes
+    assert 0.97 * want < took < want + len(offsets) * 0.003, passes
     c.close()
 
 
