@@ -5,7 +5,7 @@ writes; a vanished device is dropped; a control call on an unknown device is a c
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -43,6 +43,22 @@ class FakeSource:
 
     def close(self):
         pass
+
+
+class Stoppable(FakeSource):
+    """Busy until stop() is called; every window after that is idle."""
+
+    stopped_at: float | None = None
+
+    def stop(self):
+        self.stopped_at = self.t
+
+    def read(self, names=None):
+        if self.stopped_at is None:
+            return super().read(names)
+        self.t += 1.0
+        return {n: replace(busy(n, self.stopped_at, 500), t_ns=int(self.t * S))
+                for n in self.names}
 
 
 @dataclass
@@ -336,7 +352,8 @@ def test_a_matrix_rule_can_name_the_disk_model_udev_reports(tmp_path, fake_sys):
                  "      matrices: {mean: ioaz-table3-mean.yaml}\n")
     cfg = load_config(p)
     clock = iter(range(1000))
-    d = build(cfg, FakeSource(["sda", "sdb"]), FakeActuator(), fake_sys,
+    source = Stoppable(["sda", "sdb"])
+    d = build(cfg, source, FakeActuator(), fake_sys,
               clock=lambda: float(next(clock)), udev=UdevDb(str(udev)))
     d.start()
     for _ in range(3):
@@ -352,7 +369,20 @@ def test_a_matrix_rule_can_name_the_disk_model_udev_reports(tmp_path, fake_sys):
     assert r["decision"]["verdict"]["rule"] == "rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)"
     text = io.StringIO()
     _format_explain(r, text)
-    assert "matrix chosen by rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)" in text.getvalue()
+    assert ("kernel/testbed-wd500-qd32-mean.yaml, chosen by rule 1 (ID_BUS=ata, "
+            "ID_MODEL=WDC_WD5000*) of decide.matrix_rules") in text.getvalue()
+    # and so it does when the last window was idle and judged nothing (no verdict)
+    source.stop()
+    d.window()
+    r = d.explain("sda")
+    assert r["decision"]["reason"] == "idle" and r["decision"]["verdict"] is None
+    assert r["decided_by"]["rule"] == "rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)"
+    text = io.StringIO()
+    _format_explain(r, text)
+    assert "chosen by rule 1 (ID_BUS=ata, ID_MODEL=WDC_WD5000*)" in text.getvalue()
+    text = io.StringIO()
+    _format_explain(d.explain("sdb"), text)
+    assert "ioaz-table3-mean.yaml, chosen by rule 2 (rotational=true)" in text.getvalue()
 
 
 def test_a_matrix_s_tunables_go_with_its_scheduler_onto_the_disks_it_serves(tmp_path, fake_sys):

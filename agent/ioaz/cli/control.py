@@ -205,6 +205,20 @@ def _format_status(r: dict[str, Any], out: TextIO) -> None:
             print(f"{d['device']}: {d['note']}", file=out)
 
 
+def _format_decided_by(b: dict[str, Any], out: TextIO) -> None:
+    """Where the verdicts come from, shown even when the last window judged nothing."""
+    if not b:
+        return
+    if b.get("matrix"):
+        print(f"  matrix for goal {b['goal']}: {b['matrix']}, chosen by {b['rule']} of "
+              "decide.matrix_rules", file=out)
+    else:
+        print(f"  matrix for goal {b['goal']}: none (no rule of decide.matrix_rules matches "
+              "this device)", file=out)
+    if b.get("model"):
+        print(f"  model: {b['model']} (the matrix below its confidence)", file=out)
+
+
 def _format_explain(r: dict[str, Any], out: TextIO) -> None:
     print(f"{r['device']}: {r['mode']}, scheduler {_s(r['scheduler'])}, policy "
           f"{_s(r['policy'])}, goal {_s(r['goal'])}, class {_class(r['class'])}", file=out)
@@ -212,6 +226,7 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
         print(f"  note: {r['note']}", file=out)
     if r.get("pin"):
         print(f"  pin: {_pin(r['pin'])}", file=out)
+    _format_decided_by(r.get("decided_by") or {}, out)
     d = r.get("decision")
     if d:
         print(f"decision: {d['action']} ({d['reason']}): {d['text']}", file=out)
@@ -222,8 +237,6 @@ def _format_explain(r: dict[str, Any], out: TextIO) -> None:
             print(f"  verdict: {_s(v.get('policy'))} from {_s(v.get('matrix'))} cell "
                   f"{_s(v.get('cell'))} (line {_s(v.get('cell_line'))}); source "
                   f"{_s(v.get('source'))}", file=out)
-            if v.get("rule"):
-                print(f"  matrix chosen by {v['rule']} of decide.matrix_rules", file=out)
         res = d.get("resolution")
         if res:
             knobs = ", ".join(f"{k}={v}" for k, v in (res.get("knobs") or {}).items())

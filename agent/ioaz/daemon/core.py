@@ -22,6 +22,7 @@ from ..classify.types import WindowFeatures
 from ..decide import (
     Decision,
     Mode,
+    goal_for,
     initial_state,
     on_same_scheduler,
     on_switch_failed,
@@ -402,8 +403,12 @@ class Daemon:
     def explain(self, device: str) -> dict[str, Any]:
         with self.lock:
             rec = self._rec(device)
-            return views.explanation(rec, [h for h in self.history if h["device"] == device],
-                                     self.config.decide.settings, self.wall(), self.clock())
+            settings = self.config.decide.settings
+            goal = goal_for(rec.name, rec.state.goal, settings.goals, settings.goal)
+            return {**views.explanation(rec, [h for h in self.history if h["device"] == device],
+                                        settings, self.wall(), self.clock()),
+                    "decided_by": {"goal": goal,
+                                   **self.provider.source(rec.state.info, goal)}}
 
     def history_list(self, device: str | None = None, limit: int = 50) -> list[dict]:
         with self.lock:

@@ -47,6 +47,11 @@ class VerdictProvider(Protocol):
         """Scheduler -> knobs measured on this device's kind of disk (none: {})."""
         ...
 
+    def source(self, device: DeviceInfo, goal: str) -> dict[str, Any]:
+        """Where this device's verdicts come from under this goal, whatever the last window
+        was (ioazctl explain): the matrix and the rule that chose it, and the model if any."""
+        ...
+
 
 class MatrixVerdicts:
     """IOAZ's way: workload class -> cell of the matrix the rules pick for device and goal."""
@@ -60,6 +65,13 @@ class MatrixVerdicts:
         """The tunables of the matrix the rules pick for this device and goal."""
         choice = select_matrix(self.rules, device, goal)
         return self.matrices[choice.file].tunables if choice is not None else {}
+
+    def source(self, device: DeviceInfo, goal: str) -> dict[str, Any]:
+        choice = select_matrix(self.rules, device, goal)
+        if choice is None:
+            return {"matrix": None, "rule": None, "model": None}
+        return {"matrix": self.matrices[choice.file].path, "rule": choice.rule.describe(),
+                "model": None}
 
     def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
         choice = select_matrix(self.rules, device, goal)

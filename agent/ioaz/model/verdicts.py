@@ -11,6 +11,7 @@ Either way the verdict carries the model's top candidates and probabilities, whi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ..classify.types import WindowFeatures
 from ..decide.verdict import MatrixVerdicts, Verdict
@@ -42,6 +43,11 @@ class ModelVerdicts:
     def tunables(self, device: DeviceInfo, goal: str) -> dict[str, dict[str, int | str]]:
         """The matrices' (a model is trained on policies, not knobs)."""
         return self.fallback.tunables(device, goal)
+
+    def source(self, device: DeviceInfo, goal: str) -> dict[str, Any]:
+        """The model for its own goal, the matrix below its confidence and for other goals."""
+        return {**self.fallback.source(device, goal),
+                "model": self.model.path if goal == self.model.goal else None}
 
     def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
         m = self.model
