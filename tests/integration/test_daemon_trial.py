@@ -70,6 +70,11 @@ def test_a_trial_measures_the_runner_up_and_gives_it_back(make_loop, tmp_path):
         assert m, back["why"]
         assert 0.75 * rate <= float(m[1]) <= 1.25 * rate and abs(int(m[2])) < 30, back["why"]
         assert "back to deadline" in back["why"]
+        # the journal says how the trial ended (a kept one switches nothing)
+        _, ended = d.wait_event("trial", 3)
+        assert (ended["outcome"], ended["candidate"], ended["base"]) == \
+            ("given_back", "kyber", "deadline"), ended
+        assert ended["gain"] is not None and abs(ended["gain"]) < 0.3, ended
         print(f"trial measured: {start['why']} || {back['why']}")
         assert active(dev) == "mq-deadline"
         # the operator sees it, and it is not tried again within the hour

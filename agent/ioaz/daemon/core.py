@@ -174,6 +174,14 @@ class Daemon:
                     for t in rec.state.trials:
                         if t not in done:   # a trial ended this window
                             rec.trials[trial_outcome(t)] += 1
+                            # a kept trial switches nothing, so without this line the
+                            # journal would not say why the candidate stayed
+                            log.info(json.dumps({
+                                "event": "trial", "device": rec.name,
+                                "outcome": trial_outcome(t), "cell": t.cell.rsplit(":", 1)[-1],
+                                "base": t.base, "candidate": t.candidate,
+                                "gain": None if t.gain is None else round(t.gain, 4),
+                                "why": t.why}))
                 except Exception as e:  # one bad device degrades that device only
                     rec.errors += 1
                     rec.last_error = f"{type(e).__name__}: {e}"

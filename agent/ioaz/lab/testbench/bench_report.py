@@ -276,9 +276,7 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
             for c, m in r["contenders"].items():
                 for i, tl in enumerate(m.get("timelines") or []):
                     if tl:
-                        s.text(f"{c} round {i}: " + ", ".join(
-                            f"{e['t']:g} s {e['to']} ({e['policy']}, {e['reason']})"
-                            for e in tl))
+                        s.text(f"{c} round {i}: " + ", ".join(map(_timeline_entry, tl)))
                 if m.get("lags"):
                     _lag_table(s, c, m["lags"])
                 if meta.get("raid"):
@@ -287,6 +285,13 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                             s.text(f"{c} round {i}, each disk's scheduler when the workload "
                                    "ended: " + ", ".join(f"{d} {x}" for d, x in end.items()))
     _plot(rep, a, float(meta["phase_s"]))
+
+
+def _timeline_entry(e: dict[str, Any]) -> str:
+    if e["event"] == "trial":
+        gain = "" if e.get("gain") is None else f" {100 * e['gain']:+.0f}%"
+        return f"{e['t']:g} s trial of {e['policy']} {e['reason']}{gain}"
+    return f"{e['t']:g} s {e['to']} ({e['policy']}, {e['reason']})"
 
 
 def _lag_table(s: Section, contender: str, rounds: list[list[dict[str, Any]]]) -> None:
