@@ -171,6 +171,23 @@ def test_scikit_learn_is_imported_only_when_a_model_is_configured(learned, tmp_p
     assert out == "True"
 
 
+def test_train_can_leave_a_candidate_out_as_derive_does(learned, tmp_path, capsys):
+    """`ioaz-lab train --exclude`: the model never names an excluded candidate (its runs are
+    left out) and its manifest says which were; a name the dataset lacks is refused."""
+    if learned["name"] != "carroll-hp72":
+        pytest.skip("checked once, with the HDD model")
+    out = tmp_path / "no-fcfs.model.json"
+    assert lab(["train", str(learned["dataset"]), "--goal", "mean", "--out", str(out),
+                "--folds", "2", "--exclude", "fcfs,none"]) == 0
+    man = json.loads(out.read_text())
+    assert man["trained_on"]["excluded"] == ["fcfs", "none"]
+    assert not {"fcfs", "none"} & set(man["classes"]) and len(man["classes"]) >= 2
+    capsys.readouterr()
+    assert lab(["train", str(learned["dataset"]), "--goal", "mean", "--out", str(out),
+                "--exclude", "fifo"]) == 2
+    assert "--exclude fifo: no such candidate" in capsys.readouterr().err
+
+
 def test_derive_says_when_its_margin_is_under_the_noise(tmp_path, capsys):
     """One repetition: derive says the spread is unknown. Two whose runs differ by 10%: it
     says so against the 2-point margin and names the margin that would keep noise out."""

@@ -24,7 +24,7 @@ from ..classify.classes import ThresholdsError
 from ..decide import load_policies, validate_file
 from ..decide.matrix import GOALS
 from ..learn.curve import tunables_beside
-from ..learn.dataset import DatasetError, read_with_thresholds
+from ..learn.dataset import DatasetError, read_with_thresholds, without_candidates
 from ..learn.derive import AXES, IOAZ_AXES, derive_table, matrix_doc, table_device, write_matrix
 from ..learn.noise import rep_spread
 
@@ -65,13 +65,11 @@ def run(args: argparse.Namespace) -> int:
               f"policies.yaml (expected one of {', '.join(load_policies().policies())})",
               file=sys.stderr)
         return 2
-    excluded = tuple(x.strip() for x in args.exclude.split(",") if x.strip())
-    unknown = sorted(set(excluded) - {r.candidate for r in rows})
-    if unknown:
-        print(f"ioaz-lab derive: --exclude {','.join(unknown)}: no such candidate in {ds} "
-              f"(it has {', '.join(sorted({r.candidate for r in rows}))})", file=sys.stderr)
+    try:
+        rows, excluded = without_candidates(rows, args.exclude, ds)
+    except DatasetError as e:
+        print(f"ioaz-lab derive: {e}", file=sys.stderr)
         return 2
-    rows = [r for r in rows if r.candidate not in excluded]
     try:
         tunables = tunables_beside(ds)
     except ValueError as e:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..classify.classes import ThresholdsError
 from ..decide.matrix import GOALS
-from ..learn.dataset import DatasetError, read_with_thresholds
+from ..learn.dataset import DatasetError, read_with_thresholds, without_candidates
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="candidates within this share of the best count as tied")
     p.add_argument("--report", help="also write the report as JSON here")
     p.add_argument("--thresholds", help="class thresholds YAML (default: ioaz's)")
+    p.add_argument("--exclude", default="", metavar="POLICY[,POLICY]",
+                   help="candidates the model may never pick, their runs left out (as derive's "
+                        "--exclude: fifo, which never merges, for a model that may meet a "
+                        "buffered writer)")
 
 
 def pct(x: float) -> str:
@@ -86,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     ds = Path(args.dataset)
     try:
         rows, t = read_with_thresholds(ds, args.thresholds)
+        rows, excluded = without_candidates(rows, args.exclude, ds)
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab train: {e}", file=sys.stderr)
         return 2
@@ -102,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
     report = {**ev, "family": fam, "family_scores": scores}
     model_file.save(out, est, goal=args.goal, family=fam, policy_of=policy_of,
                   trained_on={"dataset": ds.name, "rows": len(rows), "workloads": n_work,
-                              "devices": sorted({r.device for r in rows})},
+                              "devices": sorted({r.device for r in rows}),
+                              "excluded": list(excluded)},
                   evaluation={k: v for k, v in report.items() if k != "per_workload"})
     print_report(ev, fam, scores)
     print(f"model -> {out} (+ {out.with_suffix('.skops').name})")

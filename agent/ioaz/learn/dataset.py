@@ -265,3 +265,16 @@ def read_with_thresholds(dataset: Path, thresholds: str | None) -> tuple[list[Ro
     derive and train read them; raises OSError, DatasetError or ThresholdsError."""
     rows = read_rows(dataset)
     return rows, load_thresholds(Path(thresholds) if thresholds else DEFAULT_THRESHOLDS)
+
+
+def without_candidates(rows: list[Row], spec: str,
+                       dataset: Path) -> tuple[list[Row], tuple[str, ...]]:
+    """The rows of every candidate but those named in `spec` ("fifo,vr"), and the names; a name
+    the dataset does not have is a DatasetError (a typo would otherwise leave it in)."""
+    excluded = tuple(x.strip() for x in spec.split(",") if x.strip())
+    have = {r.candidate for r in rows}
+    unknown = sorted(set(excluded) - have)
+    if unknown:
+        raise DatasetError(f"--exclude {','.join(unknown)}: no such candidate in {dataset} "
+                           f"(it has {', '.join(sorted(have))})")
+    return [r for r in rows if r.candidate not in excluded], excluded
