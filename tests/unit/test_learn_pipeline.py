@@ -188,6 +188,25 @@ def test_train_can_leave_a_candidate_out_as_derive_does(learned, tmp_path, capsy
     assert "--exclude fifo: no such candidate" in capsys.readouterr().err
 
 
+def test_the_model_trained_on_the_kernel_calibration_loads_beside_its_matrices(tmp_path):
+    """decision_matrices/kernel/ ships a model trained on the depth-1 calibration (its README
+    has the command): it loads, is for goal mean, never names fifo (left out, as from the
+    matrices), and ioazd takes it with the depth-1 matrices below its confidence."""
+    pytest.importorskip("sklearn", reason="scikit-learn not installed (make venv installs it)")
+    from ioaz.model.file import load
+    kernel = REPO / "decision_matrices" / "kernel"
+    m = load(kernel / "testbed-wd500-qd1-mean.model.json")
+    assert m.goal == "mean" and "fifo" not in m.classes and len(m.classes) >= 3
+    assert m.manifest["trained_on"]["dataset"] == "testbed-wd500-qd1.csv"
+    assert m.manifest["trained_on"]["excluded"] == ["fifo"]
+    cfg = config(tmp_path, kernel / "testbed-wd500-qd1-mean.model.json")
+    doc = yaml.safe_load(cfg.read_text())
+    doc["decide"] = {"matrix_rules": [{"match": {"rotational": True}, "matrices": {
+        "mean": str(kernel / "testbed-wd500-qd1-mean.yaml")}}]}
+    cfg.write_text(yaml.safe_dump(doc))
+    assert load_config(cfg).model is not None
+
+
 def test_derive_says_when_its_margin_is_under_the_noise(tmp_path, capsys):
     """One repetition: derive says the spread is unknown. Two whose runs differ by 10%: it
     says so against the 2-point margin and names the margin that would keep noise out."""

@@ -377,48 +377,6 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
 
 
 
-def test_ioazd_kernel_model_runs_the_model_trained_on_the_kernel_calibration(tmp_path) -> None:
-    """ioazd-kernel-model: the calibrated matrices, and the model trained on the same
-    calibration (shipped beside them) deciding above its confidence; the guest imports
-    scikit-learn and skops from this checkout's venv. A depth without a model, or a venv the
-    guest cannot see, is refused before booting."""
-    import argparse
-
-    pytest.importorskip("sklearn", reason="scikit-learn not installed (make venv installs it)")
-    from ioaz.daemon.config import load_config
-    from ioaz.lab.testbench import bench, bench_cli
-    from ioaz.model.file import load
-    cfg = bench.contender_configs([bench.KERNEL, bench.KERNEL_MODEL], 1)
-    model = cfg[bench.KERNEL_MODEL]
-    assert model["decide"]["matrix_rules"] == cfg[bench.KERNEL]["decide"]["matrix_rules"]
-    assert model["classifier"] == {
-        "type": "model", "min_confidence": 0.6,
-        "model": "/mnt/ioaz/decision_matrices/kernel/testbed-wd500-qd1-mean.model.json"}
-    assert "classifier" not in cfg[bench.KERNEL]
-    # the shipped model loads, is for goal mean, and never names fifo (as the matrices)
-    m = load(bench.kernel_model_file(1))
-    assert m.goal == "mean" and "fifo" not in m.classes and len(m.classes) >= 3
-    assert m.manifest["trained_on"]["dataset"] == "testbed-wd500-qd1.csv"
-    # and ioazd takes the contender's config with the host's paths in place of the guest's
-    host = json.loads(json.dumps(model).replace("/mnt/ioaz", str(bench.REPO)))
-    (tmp_path / "ioaz.yaml").write_text(json.dumps({**host, "state_dir": str(tmp_path)}))
-    assert load_config(tmp_path / "ioaz.yaml").model is not None
-    assert bench.model_site().startswith("/mnt/ioaz/")
-    with pytest.raises(ValueError, match="inside .*the guest sees only the checkout"):
-        bench.model_site(tmp_path)
-    p = argparse.ArgumentParser()
-    bench_cli.add_arguments(p)
-    p.add_argument("--rounds", type=int)
-    plan = bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model",
-                                             "--queue-depth", "1"]))
-    assert plan.contenders == [bench.KERNEL_MODEL]
-    with pytest.raises(ValueError, match="no model trained at this queue depth: .*qd32-mean"):
-        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model"]))
-    with pytest.raises(ValueError, match="--profile-ioazd: not with ioazd-kernel-model"):
-        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model",
-                                          "--queue-depth", "1", "--profile-ioazd"]))
-
-
 def test_stream_tuned_is_stream_with_the_kernel_matrices_curve() -> None:
     """The static contender an operator gets by running the calibration and setting stream's
     knobs by hand: the same tunables ioazd-kernel writes with stream, at the bench's depth."""

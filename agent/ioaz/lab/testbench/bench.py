@@ -10,7 +10,6 @@ a single rotating disk the rules have nothing else to choose.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -41,10 +40,7 @@ KERNEL_TRIALS = KERNEL + "-trials"
 # and each trial in ROUNDS rounds, in turns with the cell's policy (decide trial_rounds)
 KERNEL_ROUNDS = KERNEL + "-rounds"
 ROUNDS = 4
-# and with the model trained on that calibration deciding (goal mean), the matrices below its
-# confidence (classifier: model)
-KERNEL_MODEL = KERNEL + "-model"
-KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL)
+KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
 # calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
@@ -54,12 +50,6 @@ STATIC_CONTENDERS = (*STATIC, STREAM_TUNED)   # every contender that is set once
 # then derive; decision_matrices/kernel/README.md has the commands), per queue depth and goal:
 # ioazd-kernel takes the ones measured at the depth the bench runs the disk at.
 KERNEL_MATRICES = "kernel/testbed-wd500-qd{depth}-{goal}.yaml"
-KERNEL_MODEL_FILE = "kernel/testbed-wd500-qd{depth}-mean.model.json"   # ioaz-lab train's
-# The checkout as the guest mounts it, and the guest's Python (Debian 12): Debian packages no
-# skops and an older scikit-learn than trains the models, so a model contender's ioazd imports
-# both from this checkout's venv, which the guest reads through the share.
-GUEST_REPO = "/mnt/ioaz"
-GUEST_PYTHON = (3, 11)
 AHCI_DEPTH = 32                          # the guest's disks' depth when the plan sets none
 
 
@@ -113,36 +103,6 @@ def kernel_matrices(queue_depth: int | None) -> dict[str, str]:
 
 def kernel_matrix_files(queue_depth: int | None = None) -> list[Path]:
     return [REPO / "decision_matrices" / f for f in kernel_matrices(queue_depth).values()]
-
-
-def kernel_model_file(queue_depth: int | None) -> Path:
-    return REPO / "decision_matrices" / KERNEL_MODEL_FILE.format(
-        depth=queue_depth or AHCI_DEPTH)
-
-
-def model_site(repo: Path = REPO) -> str:
-    """Where the guest finds scikit-learn and skops: this checkout's venv, through the share.
-    ValueError when the guest could not use them (another Python, or outside the checkout)."""
-    import importlib.util
-    if sys.version_info[:2] != GUEST_PYTHON:
-        raise ValueError(f"--contenders {KERNEL_MODEL}: the guest's Python is "
-                         f"{'.'.join(map(str, GUEST_PYTHON))} and this one "
-                         f"{sys.version_info[0]}.{sys.version_info[1]}: its scikit-learn "
-                         "would not load there")
-    sites = set()
-    for name in ("sklearn", "skops", "numpy", "scipy"):
-        spec = importlib.util.find_spec(name)
-        if spec is None or not spec.origin:
-            raise ValueError(f"--contenders {KERNEL_MODEL}: {name} is not installed here "
-                             "(make venv installs scikit-learn and skops)")
-        sites.add(Path(spec.origin).resolve().parents[1])
-    root = repo.resolve()
-    outside = sorted(str(d) for d in sites if not d.is_relative_to(root))
-    if outside or len(sites) != 1:
-        raise ValueError(f"--contenders {KERNEL_MODEL}: scikit-learn, skops, numpy and scipy "
-                         f"must be in one site directory inside {root} (the guest sees only "
-                         f"the checkout), found {', '.join(map(str, sorted(sites)))}")
-    return f"{GUEST_REPO}/{sites.pop().relative_to(root)}"
 
 
 def dry_base(contender: str) -> str | None:
@@ -215,10 +175,6 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
                 cfg["decide"]["trial_measured"] = True
             if c == KERNEL_ROUNDS:
                 cfg["decide"]["trial_rounds"] = ROUNDS
-            if c == KERNEL_MODEL:
-                cfg["classifier"] = {"type": "model", "min_confidence": 0.6, "model": (
-                    f"{GUEST_REPO}/decision_matrices/"
-                    f"{KERNEL_MODEL_FILE.format(depth=queue_depth or AHCI_DEPTH)}")}
             out[c] = cfg
         elif is_dry(c):
             out[c] = {**ioazd_config(None), "dry_run": True}
@@ -243,7 +199,6 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
         "chunk_kb": plan.chunk_kb, "profile": plan.profile,
         "ioazd": contender_configs(plan.contenders, plan.queue_depth),
-        "site": {c: model_site() for c in plan.contenders if c == KERNEL_MODEL},
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()
     res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],

@@ -117,17 +117,11 @@ def quiesce() -> None:
     sh("sync; echo 3 > /proc/sys/vm/drop_caches; sync")
 
 
-# ioazd with a model contender's scikit-learn and skops found after the guest's own packages
-# (appended to sys.path, where PYTHONPATH would put them first and shadow Debian's pyyaml)
-_RUN_WITH_SITE = ("import runpy, sys; sys.path.append({site!r}); "
-                  "runpy.run_module('ioaz.daemon.main', run_name='__main__', alter_sys=True)")
-
-
 class Ioazd:
     """ioazd from the shared checkout, its log lines stamped with seconds since start."""
 
     def __init__(self, config: dict[str, Any], logfile: Path, profile: Path | None = None,
-                 verbose: bool = False, site: str | None = None) -> None:
+                 verbose: bool = False) -> None:
         cfg = Path("/run/ioaz-bench/ioazd.yaml")
         cfg.parent.mkdir(parents=True, exist_ok=True)   # no static run may have made it yet
         cfg.write_text(json.dumps(config))   # JSON is YAML
@@ -137,16 +131,14 @@ class Ioazd:
             # Only there: a line a window costs ioazd about a tenth of its window's CPU in
             # this guest, and an operator runs it without (ioazd-cpu-2026-11-28).
             [sys.executable, *(["-m", "cProfile", "-o", str(profile)] if profile else []),
-             *(["-c", _RUN_WITH_SITE.format(site=site)] if site else
-               ["-m", "ioaz.daemon.main"]), "--config", str(cfg),
+             "-m", "ioaz.daemon.main", "--config", str(cfg),
              *(["--verbose"] if verbose else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.out = open(logfile, "w")
         self.started = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
-        # a model's scikit-learn takes a while to import through the share under TCG
-        if not self.started.wait(300 if site else 120):
+        if not self.started.wait(120):
             self.stop()
             raise RuntimeError(f"ioazd did not start; its log: {logfile}")
 
@@ -249,7 +241,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     if contender.startswith("ioazd"):
         daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log",
                        raw / f"{tag}.ioazd.prof" if plan.get("profile") else None,
-                       verbose=bool(w.phases), site=plan.get("site", {}).get(contender))
+                       verbose=bool(w.phases))
     stat_devs = list(dict.fromkeys([*devs, rawdev]))
     before = disk_stats(act.sysfs, stat_devs)
     busy0 = cpu_busy_s()
