@@ -494,3 +494,28 @@ def test_an_alternative_the_disk_cannot_realise_is_passed_over_for_the_next(
     assert [(d.previous, d.policy) for d in ds if d.switch] == [(None, "deadline"),
                                                                 ("deadline", "fcfs")]
     assert ds[4].resolution is not None and ds[4].resolution.scheduler == "none"
+
+
+def test_a_gain_inside_the_workloads_own_swings_is_not_kept(tmp_path: Path) -> None:
+    """The settled windows before a trial say how far two 3-window means fall apart by
+    chance; a gain inside twice that goes back, the same gain on a steady workload is kept
+    (dbench's windows swing by half their mean: twenty-first run)."""
+    from ioaz.decide.trial import NOISE_WINDOWS, stretch_noise
+    assert stretch_noise((2.0,) * 8, 3) == 0.0
+    assert stretch_noise((1.0, 3.0) * 2, 3) == 0.0 and NOISE_WINDOWS == 5   # too few to say
+    # mean 2, sample sd 1.069: cv 0.535, times sqrt(2/3)
+    assert stretch_noise((1.0, 3.0) * 4, 3) == pytest.approx(0.4364, abs=1e-4)
+    prov = provider(tmp_path)
+    cfg = replace(CFG, trial_after_windows=8)
+    swinging = [("8", 2.0)] + [("8", x) for x in (1.0, 3.0) * 4] + [("8", 3.0)] * 3
+    ds = run(swinging + [("8", 2.0)] * 5, prov, cfg)
+    assert switches(ds)[1:] == [("cfq", "stream", "trial"), ("stream", "cfq", "trial")]
+    back = next(d for d in ds if d.switch and d.policy == "cfq" and d.reason == "trial")
+    # base: the last 3 settled (3, 1, 3), so +29%, under the bar of 2 x 44%
+    assert "+29%; kept at +87% or more, twice the swing of 44% the settled windows show" \
+        in back.text, back.text
+    steady = [("8", 2.0)] * 9 + [("8", 2.6)] * 3
+    kept = run(steady + [("8", 2.6)] * 3, prov, cfg)
+    assert switches(kept)[1:] == [("cfq", "stream", "trial")]
+    assert any("+30%; kept at +10% or more)" in d.text and "stream kept" in d.text
+               for d in kept), [d.text for d in kept]

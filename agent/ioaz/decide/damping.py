@@ -38,6 +38,7 @@ from .trial import (
     other_processes,
     overdue,
     settled_kept,
+    stretch_noise,
 )
 from .verdict import Verdict, VerdictProvider
 
@@ -355,7 +356,8 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     base_value = sum(base) / len(base)
     trial = Trial(cid, state.policy, cand, base_value, wc.processes, now,
                   pids=state.workload_pids(), floor=min(state.recent),
-                  ceiling=max(state.recent))
+                  ceiling=max(state.recent),
+                  noise=stretch_noise(state.recent, config.trial_windows))
     why = (f"the cell's lead over it is {verdict.margin_points:g} points"
            if near_runner_up(cand, verdict, config) else
            "it won measured cells of this matrix, and no measurement chose this cell's policy"
@@ -427,7 +429,7 @@ def _trial_window(features: WindowFeatures, state: DeviceState, config: DecideCo
                    resolution=res)
     gains = t.gains + ((mean / t.base_value - 1) if t.base_value > 0 else 0.0,)
     done = replace(t, values=values, gains=gains)
-    step_ = after_round(gains, config)
+    step_ = after_round(gains, config, t.noise)
     if step_ == "again":
         res = _realise(t.base, policies, state)
         return out("switch", Reason.TRIAL,

@@ -50,6 +50,14 @@ A window of the trial that moves over BURST times the highest of those settled w
 abandons it: that is the workload bursting (dbench's write-back), and would decide the trial
 whichever policy is on trial.
 
+A gain is kept only when it clears the workload's own swings too: the settled windows before
+the trial say how much one window moves from the next under the same policy (their
+coefficient of variation), hence how far apart two means of trial_windows windows fall by
+chance (that times sqrt(2 / trial_windows)); the bar is NOISE_Z times that when it is over
+trial_min_gain. On a steady workload trial_min_gain stays the bar; on dbench, whose windows
+swing by half their mean, three windows of mq-deadline 10% ahead of three of stream were
+kept and read 0.86-0.94 of bfq (docs/testbed.md, twenty-first run).
+
 Trials are bounded by their own cap, `max_trials_per_hour`, not by the switch budget: a
 trial that finds nothing gives its two switches back as soon as it has measured, and the
 budget is for the verdicts' switches, which a trial must not starve later in the hour.
@@ -78,6 +86,11 @@ SETTLED_MAX = 60   # settled windows' measures kept for a trial's floor (settled
 # one scheduler over another known for these workloads is 3.2x (Xu & Jiang's par-read,
 # seeds/002), about 2x on the testbed's kernel (bfq on S's ten readers).
 BURST = 4.0
+# A gain is kept when over NOISE_Z standard errors of the difference of two stretches' means,
+# as the settled windows before the trial estimate it (one-sided, about 1 in 40 by chance);
+# from at least NOISE_WINDOWS of them, else trial_min_gain alone.
+NOISE_Z = 2.0
+NOISE_WINDOWS = 5
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,8 @@ class Trial:
     floor: float = 0.0
     # the highest of them (0: none): a window over BURST times it is a burst (burst)
     ceiling: float = 0.0
+    # their noise: the relative standard error of one stretch's gain (stretch_noise)
+    noise: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -216,11 +231,24 @@ def alternatives_wanted(verdict: Verdict, config: DecideConfig) -> bool:
         (config.trial_measured and verdict.source_kind == "measured")
 
 
-def round_threshold(rounds: int, config: DecideConfig) -> float:
-    """The gain a mean over this many rounds must reach: trial_min_gain is set for one
-    round's noise, and the mean of k rounds, each against its own base just before, has
-    1/sqrt(k) of it, so the same bar for chance is trial_min_gain / sqrt(k)."""
-    return config.trial_min_gain / math.sqrt(rounds)
+def stretch_noise(settled: tuple[float, ...], windows: int) -> float:
+    """The relative standard error of a gain measured as the mean of `windows` windows
+    against the mean of as many before, were the policy the same: the settled windows'
+    coefficient of variation times sqrt(2 / windows). 0 from fewer than NOISE_WINDOWS."""
+    n = len(settled)
+    mean = sum(settled) / n if n else 0.0
+    if n < NOISE_WINDOWS or mean <= 0 or windows < 1:
+        return 0.0
+    sd = math.sqrt(sum((x - mean) ** 2 for x in settled) / (n - 1))
+    return sd / mean * math.sqrt(2 / windows)
+
+
+def round_threshold(rounds: int, config: DecideConfig, noise: float = 0.0) -> float:
+    """The gain a mean over this many rounds must reach: one round's bar is trial_min_gain,
+    or NOISE_Z times the workload's own noise (stretch_noise) when that is higher; the mean
+    of k rounds, each against its own base just before, has 1/sqrt(k) of the noise, so the
+    same bar for chance is that over sqrt(k)."""
+    return max(config.trial_min_gain, NOISE_Z * noise) / math.sqrt(rounds)
 
 
 def settled_kept(config: DecideConfig) -> int:
@@ -267,14 +295,14 @@ def overdue(trial: Trial, now: float, config: DecideConfig) -> str | None:
             "the device is too quiet to measure it")
 
 
-def after_round(gains: tuple[float, ...], config: DecideConfig) -> str:
+def after_round(gains: tuple[float, ...], config: DecideConfig, noise: float = 0.0) -> str:
     """keep | back | again, once a round of the candidate has been measured. After the last
     round (trial_rounds) it is kept when the mean gain reaches round_threshold; before it,
     it goes back at once when it is behind by as much (a clear loser is not measured
     further), and measures another round otherwise. With one round: kept at trial_min_gain."""
     k = len(gains)
     mean = sum(gains) / k
-    bar = round_threshold(k, config)
+    bar = round_threshold(k, config, noise)
     if k >= config.trial_rounds:
         return "keep" if mean >= bar else "back"
     return "back" if mean <= -bar else "again"
@@ -284,21 +312,24 @@ def conclude(trial: Trial, gains: tuple[float, ...], now: float,
              config: DecideConfig) -> TrialResult:
     """The trial's result once after_round says keep or back."""
     gain = sum(gains) / len(gains)
-    bar = round_threshold(len(gains), config)
-    kept = after_round(gains, config) == "keep"
+    bar = round_threshold(len(gains), config, trial.noise)
+    kept = after_round(gains, config, trial.noise) == "keep"
+    # say where the bar comes from when the workload's swings set it
+    swings = (f", twice the swing of {100 * trial.noise:.0f}% the settled windows show"
+              if NOISE_Z * trial.noise > config.trial_min_gain else "")
     if config.trial_rounds == 1:
         value = sum(trial.values) / len(trial.values)
         why = (f"{trial.candidate} moved {value / 1e6:.2f} MB/s over {len(trial.values)} "
                f"windows against {trial.base_value / 1e6:.2f} MB/s under {trial.base} just "
-               f"before ({100 * gain:+.0f}%; kept at {100 * bar:+.0f}% or more)")
+               f"before ({100 * gain:+.0f}%; kept at {100 * bar:+.0f}% or more{swings})")
     else:
         rounds = ", ".join(f"{100 * g:+.0f}%" for g in gains)
         n = f"{len(gains)} rounds" if len(gains) > 1 else "1 round"
         why = (f"{trial.candidate} against {trial.base} in {n} of "
                f"{len(trial.values)} windows, each against the windows under {trial.base} "
                f"just before: {rounds}; mean {100 * gain:+.1f}% (kept at "
-               f"{100 * round_threshold(config.trial_rounds, config):+.1f}% or more over "
-               f"{config.trial_rounds} rounds"
+               f"{100 * round_threshold(config.trial_rounds, config, trial.noise):+.1f}% "
+               f"or more over {config.trial_rounds} rounds{swings}"
                + ("" if kept or len(gains) >= config.trial_rounds else
                   f"; behind by {100 * bar:.1f}% or more: no more rounds") + ")")
     return TrialResult(trial.cell, trial.base, trial.candidate, now, kept, gain, why)
