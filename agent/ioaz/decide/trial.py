@@ -54,9 +54,10 @@ A gain is kept only when it clears the workload's own swings too: the settled wi
 the trial say how much one window moves from the next under the same policy (their
 coefficient of variation), hence how far apart two means of trial_windows windows fall by
 chance (that times sqrt(2 / trial_windows)); the bar is NOISE_Z times that when it is over
-trial_min_gain. On a steady workload trial_min_gain stays the bar; on dbench, whose windows
-swing by half their mean, three windows of mq-deadline 10% ahead of three of stream were
-kept and read 0.86-0.94 of bfq (docs/testbed.md, twenty-first run).
+trial_min_gain. On a steady workload trial_min_gain stays the bar. On dbench three windows
+of mq-deadline 10% ahead of three of stream were kept and read 0.86-0.94 of bfq
+(docs/testbed.md, twenty-first run); the 20 windows before its trials vary with a
+coefficient of variation of 0.2 to 1.6, a bar of +36% to +267% (twenty-second run).
 
 Trials are bounded by their own cap, `max_trials_per_hour`, not by the switch budget: a
 trial that finds nothing gives its two switches back as soon as it has measured, and the
