@@ -44,10 +44,34 @@ RATIO_TOLERANCE = 0.05
 RELATIVE_TOLERANCE = 0.05
 RATIOS = ("seq_ratio", "read_ratio")
 # Latency: each probe reads the clock itself at the same tracepoint, a few microseconds apart, so a
-# request near a log2 bucket's edge may land in the next bucket in one of them. The histograms
-# must agree within 5% of the window's requests; a percentile, interpolated inside its bucket,
-# may then move by up to a bucket (a window of 380 requests: p99 70.6 against 83.3 ms).
+# request near a log2 bucket's edge may land in the next bucket in one of them. How many do
+# depends on how many requests lie near an edge, not on the probes: a CI run's dense-random-1m,
+# served from the disk's cache at about 0.52 ms, put 200 of 3,239 beside the 2^19 ns edge in the
+# other bucket. So the histograms are held to what a clock offset can do, move a request into
+# a neighbouring bucket and no further, and the mean latency (avg_depth: the latency sum over the
+# same window, the same requests) within 5%. A percentile, interpolated inside its bucket, may
+# then move by up to a bucket (a window of 380 requests: p99 70.6 against 83.3 ms).
 PERCENTILES = ("p50_latency_s", "p99_latency_s")
+
+
+def farther_than_a_neighbour(a: dict[str, int], b: dict[str, int]) -> list[int]:
+    """The buckets k where some requests below bucket k in one histogram are above it in the
+    other: more than a neighbour's move. Empty when the two differ only by neighbouring moves."""
+    keys = sorted({int(k) for k in (*a, *b)})
+    if not keys:
+        return []
+    below_a = below_b = 0          # requests in buckets < k - 1
+    far = []
+    for k in range(keys[0], keys[-1] + 2):
+        upto_a = below_a + a.get(str(k - 1), 0)   # requests in buckets <= k - 1
+        upto_b = below_b + b.get(str(k - 1), 0)
+        within_a = upto_a + a.get(str(k), 0)      # requests in buckets <= k
+        within_b = upto_b + b.get(str(k), 0)
+        # everything at or below bucket k - 1 in one must be at or below bucket k in the other
+        if within_b < upto_a or within_a < upto_b:
+            far.append(k)
+        below_a, below_b = upto_a, upto_b
+    return far
 
 
 def check_bcc_against_core(m: dict[str, str], tmp_path) -> None:
@@ -70,7 +94,7 @@ def check_bcc_against_core(m: dict[str, str], tmp_path) -> None:
         moved = sum(abs(hist_a.get(b, 0) - hist_b.get(b, 0)) for b in {*hist_a, *hist_b}) / 2
         print(f"{r['workload']:16} latency_hist     {moved:.0f} of {sum(hist_a.values())} "
               "requests in another bucket")
-        assert moved <= RELATIVE_TOLERANCE * sum(hist_a.values()), (r["workload"], hist_a, hist_b)
+        assert not farther_than_a_neighbour(hist_a, hist_b), (r["workload"], hist_a, hist_b)
         for k, want in core["features"].items():
             got = bcc["features"][k]
             if k == "latency_hist":
