@@ -1,6 +1,6 @@
 """calibrate -> derive -> train end to end on the simulator's HDD and RAID models (quick
 sizes), and the trained model in ioazd's config: loaded, consulted, refused when it does not
-fit, and scikit-learn left unimported when no model is configured."""
+fit, and scikit-learn left unimported unless a model has no portable form."""
 from __future__ import annotations
 
 import json
@@ -142,6 +142,8 @@ def test_a_changed_or_untrusted_model_file_is_refused(learned, tmp_path):
     import skops.io as sio
     from ioaz.model import file as model_file
     man = json.loads(learned["model"].read_text())
+    # a manifest from before the portable form: ioazd reads its skops file
+    del man["portable"], man["portable_sha256"]
     evil = tmp_path / "evil.skops"
     sio.dump({"classes_": Fraction(1, 3)}, evil)
     man["skops"] = "evil.skops"
@@ -154,7 +156,9 @@ def test_a_changed_or_untrusted_model_file_is_refused(learned, tmp_path):
         model_file.load(tmp_path / "evil.model.json")
 
 
-def test_scikit_learn_is_imported_only_when_a_model_is_configured(learned, tmp_path):
+def test_scikit_learn_is_imported_only_for_a_model_without_its_portable_form(learned, tmp_path):
+    """ioazd follows a model through its portable form (ioaz.model.portable); only a manifest
+    written before that existed takes scikit-learn, through its skops file."""
     if learned["name"] != "carroll-hp72":
         pytest.skip("checked once, with the HDD model")
     code = ("import sys; from ioaz.daemon.config import load_config; "
@@ -167,6 +171,13 @@ def test_scikit_learn_is_imported_only_when_a_model_is_configured(learned, tmp_p
                          text=True, check=True, cwd=REPO).stdout.strip()
     assert out == "False"
     out = subprocess.run([sys.executable, "-c", code, str(config(tmp_path, learned["model"]))],
+                         capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
+    assert out == "False"
+    man = json.loads(learned["model"].read_text())
+    del man["portable"], man["portable_sha256"]
+    old = learned["model"].parent / "old.model.json"
+    old.write_text(json.dumps(man))
+    out = subprocess.run([sys.executable, "-c", code, str(config(tmp_path, old))],
                          capture_output=True, text=True, check=True, cwd=REPO).stdout.strip()
     assert out == "True"
 

@@ -40,8 +40,9 @@ def share_model(tmp_path):
     model = ShareModel(est, CANDS)
     picks, conf = _predict(model, [vector(window(0.95)), vector(window(0.05))])
     assert picks == ["cfq", "deadline"] and all(0.9 <= c <= 1.0 for c in conf)
-    path = model_file.save(tmp_path / "m.model.json", model, goal="mean", family="share-forest",
-                         policy_of={c: c for c in CANDS}, trained_on={"rows": len(X)})
+    path = model_file.save(tmp_path / "m.model.json", model, samples=X, goal="mean",
+                           family="share-forest", policy_of={c: c for c in CANDS},
+                           trained_on={"rows": len(X)})
     return path
 
 
@@ -81,6 +82,11 @@ def test_a_share_manifest_whose_labels_do_not_fit_the_regressor_is_refused(share
     man["classes"] = CANDS[:2]
     man["policy_of"] = {c: c for c in CANDS[:2]}
     bad = share_model.parent / "bad.model.json"
+    bad.write_text(json.dumps(man))
+    with pytest.raises(ConfigError, match="3 scores for the manifest's 2 labels"):
+        load_config(config(tmp_path, bad))
+    # a manifest from before the portable form: the same refusal from its skops file
+    del man["portable"], man["portable_sha256"]
     bad.write_text(json.dumps(man))
     with pytest.raises(ConfigError, match="one output per label"):
         load_config(config(tmp_path, bad))

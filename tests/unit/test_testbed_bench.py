@@ -377,6 +377,43 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
 
 
 
+def test_ioazd_kernel_model_runs_the_model_trained_on_the_kernel_calibration(tmp_path) -> None:
+    """ioazd-kernel-model: the calibrated matrices, and the model trained on the same
+    calibration (shipped beside them) deciding above its confidence, through its portable form:
+    the guest has no scikit-learn. A depth without a model is refused before booting."""
+    import argparse
+    import subprocess
+    import sys
+
+    from ioaz.daemon.config import load_config
+    from ioaz.lab.testbench import bench, bench_cli
+    cfg = bench.contender_configs([bench.KERNEL, bench.KERNEL_MODEL], 1)
+    model = cfg[bench.KERNEL_MODEL]
+    assert model["decide"]["matrix_rules"] == cfg[bench.KERNEL]["decide"]["matrix_rules"]
+    assert model["classifier"] == {
+        "type": "model", "min_confidence": 0.6,
+        "model": "/mnt/ioaz/decision_matrices/kernel/testbed-wd500-qd1-mean.model.json"}
+    assert "classifier" not in cfg[bench.KERNEL]
+    # ioazd takes the contender's config with the host's paths in place of the guest's, and
+    # loads the model without scikit-learn, as in the guest
+    host = json.loads(json.dumps(model).replace("/mnt/ioaz", str(bench.REPO)))
+    (tmp_path / "ioaz.yaml").write_text(json.dumps({**host, "state_dir": str(tmp_path)}))
+    code = ("import sys; from ioaz.daemon.config import load_config; "
+            "m = load_config(sys.argv[1]).model; print(m.goal, 'sklearn' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ioaz.yaml")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["mean", "False"]
+    assert load_config(tmp_path / "ioaz.yaml").model is not None
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model",
+                                             "--queue-depth", "1"]))
+    assert plan.contenders == [bench.KERNEL_MODEL]
+    with pytest.raises(ValueError, match="no model trained at this queue depth: .*qd32-mean"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model"]))
+
+
 def test_stream_tuned_is_stream_with_the_kernel_matrices_curve() -> None:
     """The static contender an operator gets by running the calibration and setting stream's
     knobs by hand: the same tunables ioazd-kernel writes with stream, at the bench's depth."""

@@ -20,7 +20,7 @@ Top level:
     decide: {...}                  see decision_matrices/README.md
     classifier:                    optional; without it the matrices decide
       type: model                  matrix (the default) | model
-      model: PATH                  a manifest written by `ioaz-lab train` (+ its .skops file)
+      model: PATH                  a manifest written by `ioaz-lab train` (+ its .portable.json)
       min_confidence: 0.6          below this the model's top policy yields to the matrix
 Relative paths are taken from the config file's directory.
 """

@@ -58,11 +58,11 @@ def run(out_dir: Path | None = None, workloads: int = 360, seconds: float = 8.0,
             print(_line(m, g, ev), file=sys.stderr)
         est, fam, _ = trainer.train_final(rows, "mean")
         from ..model import file as model_file
-        model_file.save(out / f"{m}-mean.model.json", est, goal="mean", family=fam,
-                      policy_of={r.candidate: r.policy for r in rows},
-                      trained_on={"dataset": ds.name, "rows": len(rows),
-                                  "workloads": len({r.workload for r in rows})},
-                      evaluation=per["mean"])
+        model_file.save(out / f"{m}-mean.model.json", est, samples=trainer.samples(rows),
+                        goal="mean", family=fam, policy_of={r.candidate: r.policy for r in rows},
+                        trained_on={"dataset": ds.name, "rows": len(rows),
+                                    "workloads": len({r.workload for r in rows})},
+                        evaluation=per["mean"])
         result["devices"][m] = per
     (out / "report.json").write_text(json.dumps(result, indent=1) + "\n")
     return result

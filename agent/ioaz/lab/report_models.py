@@ -105,12 +105,12 @@ def trained_models(goals: tuple[str, ...], log=sys.stderr,
             print(f"report: training the {goal} model on {len({r.workload for r in rows})} "
                   f"workloads of {data.name}", file=log)
             est, fam, scores = trainer.train_final(rows, goal)
-            model_file.save(path, est, goal=goal, family=fam,
-                          policy_of={r.candidate: r.policy for r in rows},
-                          trained_on={"dataset": data.name, "rows": len(rows),
-                                      "workloads": len({r.workload for r in rows}),
-                                      "held_out": sorted(held_out()),
-                                      "devices": [device]},
-                          evaluation={"family_scores": scores})
+            model_file.save(path, est, samples=trainer.samples(rows), goal=goal, family=fam,
+                            policy_of={r.candidate: r.policy for r in rows},
+                            trained_on={"dataset": data.name, "rows": len(rows),
+                                        "workloads": len({r.workload for r in rows}),
+                                        "held_out": sorted(held_out()),
+                                        "devices": [device]},
+                            evaluation={"family_scores": scores})
         out[goal] = model_file.load(path)
     return out

@@ -10,8 +10,10 @@ share of the per-workload best performance lost when following the model, follow
 matrix derived from the same training workloads, following the model with the matrix as
 fallback below --min-confidence (what ioazd does), and always running the single best policy.
 
-Saved as OUT (a JSON manifest: goal, feature schema, labels, versions, evaluation) and a skops
-file next to it (never a pickle). ioazd uses it with:
+Saved as OUT (a JSON manifest: goal, feature schema, labels, versions, evaluation), the model's
+portable form next to it (its trees or linear map as JSON, checked to score as the estimator
+does: what ioazd runs, without scikit-learn) and a skops file (the estimator itself, never a
+pickle). ioazd uses it with:
 
     classifier: {type: model, model: OUT, min_confidence: 0.6}
 """
@@ -105,13 +107,18 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or ds.with_name(f"{ds.stem}-{args.goal}.model.json"))
     policy_of = {r.candidate: r.policy for r in rows}
     report = {**ev, "family": fam, "family_scores": scores}
-    model_file.save(out, est, goal=args.goal, family=fam, policy_of=policy_of,
-                  trained_on={"dataset": ds.name, "rows": len(rows), "workloads": n_work,
-                              "devices": sorted({r.device for r in rows}),
-                              "excluded": list(excluded)},
-                  evaluation={k: v for k, v in report.items() if k != "per_workload"})
+    trained_on = {"dataset": ds.name, "rows": len(rows), "workloads": n_work,
+                  "devices": sorted({r.device for r in rows}), "excluded": list(excluded)}
+    try:
+        model_file.save(out, est, samples=trainer.samples(rows), goal=args.goal, family=fam,
+                        policy_of=policy_of, trained_on=trained_on,
+                        evaluation={k: v for k, v in report.items() if k != "per_workload"})
+    except (OSError, model_file.ModelError) as e:
+        print(f"ioaz-lab train: {e}", file=sys.stderr)
+        return 1
     print_report(ev, fam, scores)
-    print(f"model -> {out} (+ {out.with_suffix('.skops').name})")
+    doc = json.loads(out.read_text())
+    print(f"model -> {out} (+ {doc['portable']}, which ioazd runs, and {doc['skops']})")
     if args.report:
         Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
     return 0

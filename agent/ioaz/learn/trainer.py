@@ -96,6 +96,11 @@ def scores(est: Any, X: Any) -> tuple[list[str], Any]:
     return [str(c) for c in est.classes_], est.predict_proba(np.asarray(X, dtype=float))
 
 
+def samples(rows: list[Row]) -> list[list[float]]:
+    """The rows' feature vectors, as the models are fitted on them."""
+    return [vector_from_dict(r.features) for r in rows]
+
+
 def labels(outs: dict[str, dict[str, Outcome]], goal: str, tie: float) -> dict[str, str]:
     """workload -> its best candidate, near-ties broken by how often a candidate is best."""
     tied: dict[str, list[str]] = {}
@@ -137,7 +142,7 @@ def make_split(rows: list[Row], goal: str, tie: float) -> Split:
     w = {k: stakes(per, goal) for k, per in outs.items()}
     cands = sorted({r.candidate for r in rows})
     sh = {k: [_share(per, c, goal) for c in cands] for k, per in outs.items()}
-    return Split(rows, [vector_from_dict(r.features) for r in rows],
+    return Split(rows, samples(rows),
                  [lab[r.workload] for r in rows], [r.workload for r in rows],
                  [w[r.workload] for r in rows], cands, [sh[r.workload] for r in rows])
 

@@ -1,4 +1,4 @@
-"""Saving and loading a trained model safely: a JSON manifest next to a skops file.
+"""Saving and loading a trained model safely: a JSON manifest, its portable form and a skops file.
 
 Never a pickle: skops rebuilds only types it knows, and beyond its own defaults we trust
 exactly the types in TRUSTED (what our model families are made of). A file asking for any other
@@ -6,6 +6,11 @@ type is refused, whatever the manifest says. The manifest carries the goal, the 
 (ioaz.model.features; a mismatch is refused before scikit-learn is even imported), the labels
 and the policy each stands for, the versions it was trained with, the skops file's sha256, and
 the evaluation report.
+
+Saving also writes the model's portable form (ioaz.model.portable: its trees or linear map as
+JSON, checked to score as the estimator does), and the manifest names it with its sha256. Loading
+takes the portable form when the manifest has one: ioazd then needs neither scikit-learn nor
+skops nor numpy. A manifest without one (written before it existed) loads through skops.
 
     model = load("hp72-mean.model.json")        # ModelError with a clear message on any problem
     model.predict_proba(vector) -> [(policy, score)], best first
@@ -24,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .features import schema_differences, schema_doc
+from .portable import Portable, PortableError, export
 
 FORMAT = 1
 KIND = "ioaz-model"
@@ -53,17 +59,28 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def save(manifest_path: str | Path, estimator: Any, *, goal: str, family: str,
+def _beside(mpath: Path, suffix: str) -> Path:
+    return mpath.with_suffix(suffix) if mpath.suffix == ".json" else \
+        mpath.with_name(mpath.name + suffix)
+
+
+def save(manifest_path: str | Path, estimator: Any, *, samples: Any, goal: str, family: str,
          policy_of: dict[str, str], trained_on: dict[str, Any],
          evaluation: dict[str, Any] | None = None) -> Path:
+    """`samples`: the feature vectors it was trained on, which its portable form is checked on."""
     import skops.io as sio
     output = "proba"
     classes = [str(c) for c in estimator.classes_]
     if not hasattr(estimator, "predict_proba"):      # a trainer.ShareModel
         output, estimator = "share", estimator.estimator
     mpath = Path(manifest_path)
-    spath = mpath.with_suffix(".skops") if mpath.suffix == ".json" else \
-        mpath.with_name(mpath.name + ".skops")
+    try:
+        portable = export(estimator, output, samples)
+    except PortableError as e:
+        raise ModelError(f"{mpath}: {e}") from e
+    ppath = _beside(mpath, ".portable.json")
+    ppath.write_text(json.dumps(portable, separators=(",", ":")) + "\n")
+    spath = _beside(mpath, ".skops")
     sio.dump(estimator, spath)
     untrusted = set(sio.get_untrusted_types(file=spath)) - TRUSTED
     if untrusted:   # our own families never need more: refuse to write what we would refuse
@@ -71,7 +88,8 @@ def save(manifest_path: str | Path, estimator: Any, *, goal: str, family: str,
         raise ModelError(f"{spath}: the estimator needs types outside the trusted set: "
                          f"{', '.join(sorted(untrusted))}")
     doc = {"kind": KIND, "format": FORMAT, "goal": goal, "family": family, "output": output,
-           "skops": spath.name, "sha256": _sha(spath), "feature_schema": schema_doc(),
+           "skops": spath.name, "sha256": _sha(spath),
+           "portable": ppath.name, "portable_sha256": _sha(ppath), "feature_schema": schema_doc(),
            "classes": classes, "policy_of": {c: policy_of.get(c, c) for c in classes},
            "trained_on": trained_on, "versions": versions(),
            "evaluation": evaluation or {}}
@@ -98,20 +116,24 @@ class Model:
     def predict_proba(self, vec: list[float]) -> list[tuple[str, float]]:
         """(policy, score), best first: probabilities (labels of one policy summed), or
         predicted shares of the best (a policy's best label counts)."""
+        out: dict[str, float] = {}
+        for c, v in zip(self.classes, self._scores(vec), strict=True):
+            pol = self.policy_of.get(c, c)
+            if self.output == "share":
+                out[pol] = max(out.get(pol, 0.0), min(1.0, max(0.0, v)))
+            else:
+                out[pol] = out.get(pol, 0.0) + v
+        return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def _scores(self, vec: list[float]) -> list[float]:
+        """One score per label, in `classes` order."""
+        if isinstance(self.estimator, Portable):
+            return self.estimator.scores(vec)
         import numpy as np
         x = np.asarray([vec], dtype=float)
-        out: dict[str, float] = {}
         if self.output == "share":
-            p = np.clip(np.asarray(self.estimator.predict(x), dtype=float).reshape(-1), 0, 1)
-            for c, v in zip(self.classes, p, strict=True):
-                pol = self.policy_of.get(c, c)
-                out[pol] = max(out.get(pol, 0.0), float(v))
-        else:
-            p = self.estimator.predict_proba(x)[0]
-            for c, v in zip(self.estimator.classes_, p, strict=True):
-                pol = self.policy_of.get(str(c), str(c))
-                out[pol] = out.get(pol, 0.0) + float(v)
-        return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+            return [float(v) for v in np.asarray(self.estimator.predict(x)).reshape(-1)]
+        return [float(v) for v in self.estimator.predict_proba(x)[0]]
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
@@ -148,16 +170,9 @@ def load(path: str | Path, policies: tuple[str, ...] | None = None) -> Model:
         if unknown:
             raise ModelError(f"{p}: the model predicts policies the policy table does not "
                              f"have: {', '.join(unknown)}")
-    spath = p.parent / doc["skops"]
-    if Path(doc["skops"]).name != doc["skops"]:
-        raise ModelError(f"{p}: skops file must sit next to the manifest, got {doc['skops']!r}")
-    try:
-        digest = _sha(spath)
-    except OSError as e:
-        raise ModelError(f"{spath}: cannot read the model: {e.strerror}") from e
-    if digest != doc["sha256"]:
-        raise ModelError(f"{spath}: sha256 differs from the manifest's: the file changed "
-                         "after training; refusing it")
+    if doc.get("portable"):
+        return _load_portable(p, doc)
+    spath = _checked(p, doc, "skops", "sha256")
     import skops.io as sio
     try:
         wanted = set(sio.get_untrusted_types(file=spath))
@@ -192,3 +207,45 @@ def load(path: str | Path, policies: tuple[str, ...] | None = None) -> Model:
         raise ModelError(f"{p}: unknown model output {output!r} (expected proba or share)")
     return Model(str(p), doc["goal"], doc.get("family", "?"), classes, doc["policy_of"], est,
                  doc, notes, output)
+
+
+def _checked(p: Path, doc: dict[str, Any], key: str, sha_key: str) -> Path:
+    """The file the manifest names under `key`, next to it and as it was written."""
+    name = doc[key]
+    if not isinstance(name, str) or Path(name).name != name:
+        raise ModelError(f"{p}: the {key} file must sit next to the manifest, got {name!r}")
+    path = p.parent / name
+    try:
+        digest = _sha(path)
+    except OSError as e:
+        raise ModelError(f"{path}: cannot read the model: {e.strerror}") from e
+    if digest != doc.get(sha_key):
+        raise ModelError(f"{path}: sha256 differs from the manifest's: the file changed "
+                         "after training; refusing it")
+    return path
+
+
+def _load_portable(p: Path, doc: dict[str, Any]) -> Model:
+    path = _checked(p, doc, "portable", "portable_sha256")
+    try:
+        est = Portable.from_doc(json.loads(path.read_text()), str(path))
+    except json.JSONDecodeError as e:
+        raise ModelError(f"{path}:{e.lineno}: not a portable model (bad JSON: {e.msg})") from e
+    except PortableError as e:
+        raise ModelError(str(e)) from e
+    output = doc.get("output", "proba")
+    if output not in ("proba", "share"):
+        raise ModelError(f"{p}: unknown model output {output!r} (expected proba or share)")
+    if est.doc.get("output") != output:
+        raise ModelError(f"{path}: its output {est.doc.get('output')!r} differs from the "
+                         f"manifest's {output!r}")
+    classes = [str(c) for c in doc["classes"]]
+    n = len(doc["feature_schema"]["features"])
+    try:
+        width = len(est.scores([0.0] * n))
+    except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise ModelError(f"{path}: a malformed portable model ({type(e).__name__}: {e})") from e
+    if width != len(classes):
+        raise ModelError(f"{path}: {width} scores for the manifest's {len(classes)} labels")
+    return Model(str(p), doc["goal"], doc.get("family", "?"), classes, doc["policy_of"], est,
+                 doc, [], output)

@@ -40,7 +40,11 @@ KERNEL_TRIALS = KERNEL + "-trials"
 # and each trial in ROUNDS rounds, in turns with the cell's policy (decide trial_rounds)
 KERNEL_ROUNDS = KERNEL + "-rounds"
 ROUNDS = 4
-KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS)
+# and with the model trained on that calibration deciding (goal mean), the matrices below its
+# confidence (classifier: model); ioazd runs its portable form, so the guest needs no
+# scikit-learn
+KERNEL_MODEL = KERNEL + "-model"
+KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
 # calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
@@ -50,6 +54,8 @@ STATIC_CONTENDERS = (*STATIC, STREAM_TUNED)   # every contender that is set once
 # then derive; decision_matrices/kernel/README.md has the commands), per queue depth and goal:
 # ioazd-kernel takes the ones measured at the depth the bench runs the disk at.
 KERNEL_MATRICES = "kernel/testbed-wd500-qd{depth}-{goal}.yaml"
+KERNEL_MODEL_FILE = "kernel/testbed-wd500-qd{depth}-mean.model.json"   # ioaz-lab train's
+GUEST_REPO = "/mnt/ioaz"                 # the checkout, as the guest mounts it
 AHCI_DEPTH = 32                          # the guest's disks' depth when the plan sets none
 
 
@@ -103,6 +109,11 @@ def kernel_matrices(queue_depth: int | None) -> dict[str, str]:
 
 def kernel_matrix_files(queue_depth: int | None = None) -> list[Path]:
     return [REPO / "decision_matrices" / f for f in kernel_matrices(queue_depth).values()]
+
+
+def kernel_model_file(queue_depth: int | None) -> Path:
+    return REPO / "decision_matrices" / KERNEL_MODEL_FILE.format(
+        depth=queue_depth or AHCI_DEPTH)
 
 
 def dry_base(contender: str) -> str | None:
@@ -175,6 +186,10 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
                 cfg["decide"]["trial_measured"] = True
             if c == KERNEL_ROUNDS:
                 cfg["decide"]["trial_rounds"] = ROUNDS
+            if c == KERNEL_MODEL:
+                cfg["classifier"] = {"type": "model", "min_confidence": 0.6, "model": (
+                    f"{GUEST_REPO}/decision_matrices/"
+                    f"{KERNEL_MODEL_FILE.format(depth=queue_depth or AHCI_DEPTH)}")}
             out[c] = cfg
         elif is_dry(c):
             out[c] = {**ioazd_config(None), "dry_run": True}

@@ -76,6 +76,16 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                              f"calibrated at this queue depth: {', '.join(missing)} "
                              "(decision_matrices/kernel/README.md says how they are made)")
         bench.tuned_statics(cs, args.queue_depth)   # stream-tuned needs the curve in them
+    if bench.KERNEL_MODEL in cs:
+        model = bench.kernel_model_file(args.queue_depth)
+        if not model.is_file():
+            raise ValueError(f"--contenders {bench.KERNEL_MODEL}: no model trained at this "
+                             f"queue depth: {model} (decision_matrices/kernel/README.md says "
+                             "how it is made)")
+        if not json.loads(model.read_text()).get("portable"):
+            raise ValueError(f"--contenders {bench.KERNEL_MODEL}: {model} has no portable "
+                             "form, and the guest has no scikit-learn: retrain it with "
+                             "ioaz-lab train")
     if not args.raid and (args.members != 4 or args.chunk_kb != 512):
         raise ValueError("--members and --chunk-kb describe an array: give --raid 0, 5 or 10")
     if args.raid:
