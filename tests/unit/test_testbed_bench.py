@@ -177,6 +177,12 @@ def test_analysis_oracle_and_targets() -> None:
     assert got["ioazd >= best static on every workload (p99 within +10%)"] == "met"
     assert got["ioazd >= 95% of the per-phase oracle (phases)"] == "met"
     assert got["ioazd ahead of the kernel default (mq-deadline) over all workloads"] == "met"
+    # under one static scheduler there is no per-phase oracle to choose, and none is claimed
+    del runs["none"]
+    an = bench_report.analyse({"phases": runs})
+    assert "oracle_mb_s" not in an["workloads"]["phases"]
+    assert "vs_oracle" not in an["workloads"]["phases"]["contenders"]["ioazd"]
+    assert not [t for t, _, _ in an["targets"] if "oracle" in t]
 
 
 def test_simulator_comparison() -> None:
@@ -199,6 +205,9 @@ def test_simulator_comparison() -> None:
     assert r["ratios_within_20pct"] == 1          # mq-deadline agrees, stream does not
     cmp = bench_sim.compare(real, {"par-read": {"mq-deadline": 10.0, "stream": 30.0}})
     assert not cmp["par-read"]["same_winner"]
+    # one scheduler on the kernel: no ranking to agree with, so not counted either way
+    assert bench_sim.compare(real, {f"phases:{ph[0]}": {"mq-deadline": 3.0, "stream": 9.0}}) \
+        == {}
     twins = bench_sim.twins(5, 5)
     assert set(twins) == {"par-read", *(f"phases:{p}" for p in ph)}
 

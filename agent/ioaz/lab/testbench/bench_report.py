@@ -119,7 +119,8 @@ def analyse(table: Table) -> dict[str, Any]:
                     k: statistics.fmean(x.get(k, 0) for x in counters) for k in counters[0]}
             if any(r.get("scheduler_at_end") for r in rs):
                 res["contenders"][c]["at_end"] = [r.get("scheduler_at_end") for r in rs]
-        if BY_NAME[w].phases:
+        # the per-phase oracle chooses among static schedulers: under one it is that one
+        if BY_NAME[w].phases and sum(c in STATIC_CONTENDERS for c in runs) >= 2:
             rounds, choice = oracle(runs, BY_NAME[w].phases)
             res["oracle_choice"] = choice
             res["oracle_mb_s"] = statistics.fmean(rounds.values()) if rounds else None
@@ -248,7 +249,9 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
             s.text(f"**{w}**: {BY_NAME[w].what}. Best static: {r['best_static']}"
                    + (f"; per-phase oracle {r['oracle_mb_s']:.1f} MB/s choosing "
                       + ", ".join(f"{p}: {c}" for p, c in r["oracle_choice"].items())
-                      if r.get("oracle_mb_s") else "") + ".")
+                      if r.get("oracle_mb_s") else
+                      "; no per-phase oracle: one static scheduler ran" if BY_NAME[w].phases
+                      else "") + ".")
             rows = []
             for c in a["contenders"]:
                 m = r["contenders"].get(c)

@@ -72,11 +72,12 @@ def real_means(table: dict[str, dict[str, list[dict[str, Any]]]]
 def compare(real: dict[str, dict[str, float]], sim: dict[str, dict[str, float]]
             ) -> dict[str, Any]:
     """Per workload: the winner in each, and each scheduler's ratio to the winner in each
-    (kernel, simulator); a ratio agrees when the two are within 20% of the kernel's."""
+    (kernel, simulator); a ratio agrees when the two are within 20% of the kernel's. A
+    workload run under one static scheduler has no ranking to compare, and is left out."""
     rows: dict[str, Any] = {}
     for w, s in sim.items():
         r = {k: v for k, v in real.get(w, {}).items() if k in s}
-        if not r:
+        if len(r) < 2:
             continue
         rw, sw = max(r, key=lambda k: r[k]), max(s, key=lambda k: s[k])
         ratios = {k: (r[k] / r[rw], s[k] / s[sw]) for k in r}
