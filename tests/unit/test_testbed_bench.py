@@ -396,9 +396,14 @@ def test_ioazd_kernel_model_runs_the_model_trained_on_the_kernel_calibration(tmp
 
     from ioaz.daemon.config import load_config
     from ioaz.lab.testbench import bench, bench_cli
-    cfg = bench.contender_configs([bench.KERNEL, bench.KERNEL_MODEL], 1)
+    cfg = bench.contender_configs([bench.KERNEL, bench.KERNEL_MODEL, bench.KERNEL_MODEL_TRIALS,
+                                   bench.KERNEL_TRIALS], 1)
     model = cfg[bench.KERNEL_MODEL]
     assert model["decide"]["matrix_rules"] == cfg[bench.KERNEL]["decide"]["matrix_rules"]
+    # ioazd-kernel-model-trials: the same model, with ioazd-kernel-trials' trials
+    trials = cfg[bench.KERNEL_MODEL_TRIALS]
+    assert trials["classifier"] == model["classifier"]
+    assert trials["decide"] == cfg[bench.KERNEL_TRIALS]["decide"] != model["decide"]
     assert model["classifier"] == {
         "type": "model", "min_confidence": 0.6,
         "model": "/mnt/ioaz/decision_matrices/kernel/testbed-wd500-qd1-mean.model.json"}
@@ -421,6 +426,8 @@ def test_ioazd_kernel_model_runs_the_model_trained_on_the_kernel_calibration(tmp
     assert plan.contenders == [bench.KERNEL_MODEL]
     with pytest.raises(ValueError, match="no model trained at this queue depth: .*qd32-mean"):
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model"]))
+    with pytest.raises(ValueError, match="ioazd-kernel-model-trials: no model trained"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel-model-trials"]))
 
 
 def test_stream_tuned_is_stream_with_the_kernel_matrices_curve() -> None:

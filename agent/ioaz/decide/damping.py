@@ -358,7 +358,9 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
                   pids=state.workload_pids(), floor=min(state.recent),
                   ceiling=max(state.recent),
                   noise=stretch_noise(state.recent, config.trial_windows))
-    why = (f"the cell's lead over it is {verdict.margin_points:g} points"
+    why = (f"the matrix chose it for this cell, the model {verdict.policy}"
+           if cand == verdict.second_opinion else
+           f"the cell's lead over it is {verdict.margin_points:g} points"
            if near_runner_up(cand, verdict, config) else
            "it won measured cells of this matrix, and no measurement chose this cell's policy"
            if verdict.source_kind == "judgement" else
@@ -376,6 +378,8 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
 
 
 def _what(policy: str, verdict: Verdict, config: DecideConfig) -> str:
+    if policy == verdict.second_opinion:
+        return "the matrix's choice"
     return "the runner-up" if near_runner_up(policy, verdict, config) else "the alternative"
 
 

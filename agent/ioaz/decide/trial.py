@@ -194,7 +194,8 @@ def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, .
                results: tuple[TrialResult, ...], config: DecideConfig) -> tuple[str, ...]:
     """The policies to try now in this window's cell, in order; () when no trial is due.
     `settled`: consecutive judged windows in this cell with its policy in force; `recent`:
-    the measure in the last of them. First the cell's runner-up, when it trailed by under
+    the measure in the last of them. First, for a model's verdict, the matrix's policy for
+    the cell when the model chose another; then the cell's runner-up, when it trailed by under
     trial_margin_points; then the verdict's alternatives, with trial_unclear in a cell whose
     policy is a judgement and with trial_measured in a measured one. Each is tried once per
     trial_retry_s, and none once one was kept for the cell."""
@@ -209,7 +210,10 @@ def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, .
     if any(r.kept for r in mine):
         return ()
     wanted: list[str] = []
-    if verdict.runner_up is not None and near_runner_up(verdict.runner_up, verdict, config):
+    if verdict.second_opinion is not None:
+        wanted.append(verdict.second_opinion)
+    if verdict.runner_up is not None and near_runner_up(verdict.runner_up, verdict, config) \
+            and verdict.runner_up not in wanted:
         wanted.append(verdict.runner_up)
     if alternatives_wanted(verdict, config):
         wanted += [a for a in verdict.alternatives if a not in wanted]

@@ -33,6 +33,9 @@ class Verdict:
     # the policies that won the matrix's measured cells, other than this cell's, for trials
     # (trial.py: trial_unclear in a cell no measurement chose, trial_measured in one it did)
     alternatives: tuple[str, ...] = ()
+    # the matrix's policy for this cell when a model chose another (ioaz.model.verdicts): two
+    # deciders that disagree are a near tie, so it is the first trial (trial.candidates)
+    second_opinion: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -7,6 +7,15 @@ top score is at least `min_confidence`, that policy is the verdict; below, or
 when the model was trained for another goal, the matrix decides as it would without a model.
 Either way the verdict carries the model's top candidates and probabilities, which
 `ioazctl explain` shows.
+
+A confident verdict also carries the matrix's cell for the same window, so that trials
+(ioaz.decide.trial) measure it on the device: a classifier trained on the calibration's
+labels is confident about a near tie (its labels name one winner where four schedulers read
+within 8%), and on the testbed's sysbench rndrw the kernel model held vr at probability 1.00
+and read 0.91 of bfq where the matrices' trials found deadline at 1.01 (docs/testbed.md,
+twenty-third run). Where the two disagree, the matrix's policy is the first trial; then the
+cell's runner-up and alternatives, as for the matrix's own verdicts. The cell's policies that
+its calibration could not tell apart stay in force only when the model's choice is one of them.
 """
 from __future__ import annotations
 
@@ -58,13 +67,28 @@ class ModelVerdicts:
                                 model=m.path)
         cands = [(p, round(x, 4)) for p, x in m.predict_proba(vector(features))]
         policy, conf = cands[0]
+        v = self.fallback.verdict(features, device, goal)
         if conf >= self.min_confidence:
             return ModelVerdict(
                 policy, f"model:{m.name}", goal,
                 f"model {m.name}: {_top(cands, m.output)} -> {policy}", model=m.path,
-                confidence=conf, candidates=tuple(cands[:TOP]))
-        v = self.fallback.verdict(features, device, goal)
+                confidence=conf, candidates=tuple(cands[:TOP]), **matrix_cell(policy, v))
         mv = ModelVerdict(**v.as_dict(), model=m.path, confidence=conf,
                           candidates=tuple(cands[:TOP]))
         return replace(mv, text=f"model {m.name} unsure ({_top(cands, m.output)}; top below "
                                 f"{self.min_confidence:g}), matrix: {v.text}")
+
+
+def matrix_cell(policy: str, v: Verdict) -> dict[str, Any]:
+    """What a model's verdict for `policy` takes from the matrix's verdict `v` of the same
+    window, for trials: the cell, its runner-up and alternatives, the matrix's policy as the
+    second opinion when it differs, and the cell's ties when the model's choice is among them
+    (with the cell's policy, less the model's choice). Nothing without a cell."""
+    if v.cell is None or v.policy is None:
+        return {}
+    tied = (v.policy, *v.within_noise)
+    return {"matrix": v.matrix, "cell": v.cell, "cell_line": v.cell_line, "source": v.source,
+            "source_kind": v.source_kind, "rule": v.rule, "runner_up": v.runner_up,
+            "margin_points": v.margin_points, "alternatives": v.alternatives,
+            "second_opinion": v.policy if v.policy != policy else None,
+            "within_noise": tuple(p for p in tied if p != policy) if policy in tied else ()}

@@ -44,7 +44,10 @@ ROUNDS = 4
 # confidence (classifier: model); ioazd runs its portable form, so the guest needs no
 # scikit-learn
 KERNEL_MODEL = KERNEL + "-model"
-KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL)
+# and with the trials of ioazd-kernel-trials on the model's verdicts too
+KERNEL_MODEL_TRIALS = KERNEL_MODEL + "-trials"
+MODEL_CONTENDERS = (KERNEL_MODEL, KERNEL_MODEL_TRIALS)
+KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
 # calibration and set the knobs by hand would have. Plain `stream` is the module's defaults.
@@ -167,7 +170,9 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
     `ioazd-kernel-unclear` (the same, trying other policies where a cell is unclear),
     `ioazd-kernel-trials` (and in the measured cells too), `ioazd-kernel-rounds` (those trials
-    in ROUNDS rounds),
+    in ROUNDS rounds), `ioazd-kernel-model` (the model over the matrices, with the default
+    trials: the matrix's choice where the model chose another, a near-tie runner-up) and
+    `ioazd-kernel-model-trials` (with those of ioazd-kernel-trials too),
     and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
     that its run against the kernel default's is what observing alone costs in this guest
     (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first)."""
@@ -180,13 +185,13 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
             cfg["decide"]["matrix_rules"] = [
                 {"match": {"rotational": True},
                  "matrices": kernel_matrices(queue_depth)}]
-            if c in (KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS):
+            if c in (KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
                 cfg["decide"]["trial_unclear"] = True
-            if c in (KERNEL_TRIALS, KERNEL_ROUNDS):
+            if c in (KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
                 cfg["decide"]["trial_measured"] = True
             if c == KERNEL_ROUNDS:
                 cfg["decide"]["trial_rounds"] = ROUNDS
-            if c == KERNEL_MODEL:
+            if c in MODEL_CONTENDERS:
                 cfg["classifier"] = {"type": "model", "min_confidence": 0.6, "model": (
                     f"{GUEST_REPO}/decision_matrices/"
                     f"{KERNEL_MODEL_FILE.format(depth=queue_depth or AHCI_DEPTH)}")}

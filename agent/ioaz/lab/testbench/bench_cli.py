@@ -24,6 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "ioazd-kernel-unclear (with trials where a cell is unclear), "
                         "ioazd-kernel-trials (in every calibrated cell), "
                         f"ioazd-kernel-rounds (those in {bench.ROUNDS} rounds), "
+                        "ioazd-kernel-model (the model trained on that calibration, "
+                        "over its matrices), ioazd-kernel-model-trials (with the trials "
+                        "of ioazd-kernel-trials), "
                         "ioazd-GOAL, ioazd-dry (observes only: what observing costs) "
                         "and ioazd-dry@STATIC (observing over a static contender) "
                         "(default: %(default)s)")
@@ -76,14 +79,15 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                              f"calibrated at this queue depth: {', '.join(missing)} "
                              "(decision_matrices/kernel/README.md says how they are made)")
         bench.tuned_statics(cs, args.queue_depth)   # stream-tuned needs the curve in them
-    if bench.KERNEL_MODEL in cs:
+    with_model = [c for c in cs if c in bench.MODEL_CONTENDERS]
+    if with_model:
         model = bench.kernel_model_file(args.queue_depth)
         if not model.is_file():
-            raise ValueError(f"--contenders {bench.KERNEL_MODEL}: no model trained at this "
+            raise ValueError(f"--contenders {with_model[0]}: no model trained at this "
                              f"queue depth: {model} (decision_matrices/kernel/README.md says "
                              "how it is made)")
         if not json.loads(model.read_text()).get("portable"):
-            raise ValueError(f"--contenders {bench.KERNEL_MODEL}: {model} has no portable "
+            raise ValueError(f"--contenders {with_model[0]}: {model} has no portable "
                              "form, and the guest has no scikit-learn: retrain it with "
                              "ioaz-lab train")
     if not args.raid and (args.members != 4 or args.chunk_kb != 512):

@@ -1,0 +1,145 @@
+"""Trials on a model's verdicts (ioaz.model.verdicts.matrix_cell, decide/trial.py): a confident
+model's verdict carries the matrix's cell of the same window, so a near tie the model is sure
+about is measured on the device. The model is a real one in its portable form with constant
+scores (what `ioaz-lab train` writes for a DummyClassifier): its answer does not depend on the
+window, which is what these tests need.
+
+The matrix is test_decide_trial.py's, with a measured source and ties in cell 1: 8 processes
+-> cfq, runner-up stream by 2.7 points; 4 -> deadline by 9 points over sstf; 1 -> fcfs, with
+cfq and sstf within its noise.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from ioaz.decide import (
+    DecideConfig,
+    Decision,
+    MatrixVerdicts,
+    initial_state,
+    load_matrix,
+    step,
+)
+from ioaz.decide.rules import Rule
+from ioaz.model.features import vector
+from ioaz.model.file import Model
+from ioaz.model.portable import FORMAT, KIND, Portable
+from ioaz.model.verdicts import ModelVerdicts
+from test_decide_trial import CFG, HDD, feats
+
+MATRIX = """\
+kind: matrix
+name: model-trial-test
+description: for tests of trials on a model's verdicts
+axes: [processes]
+sources:
+  test: {cite: written for this test, kind: measured}
+default_source: test
+goals:
+  throughput:
+    "1": {policy: fcfs, within_noise: [cfq, sstf]}
+    "4": {policy: deadline, runner_up: {policy: sstf, margin_points: 9.0}}
+    "8": {policy: cfq, runner_up: {policy: stream, margin_points: 2.7}}
+    16+: deadline
+"""
+
+def provider(tmp_path: Path, scores: dict[str, float], goal: str = "throughput",
+             min_confidence: float = 0.6) -> ModelVerdicts:
+    p = tmp_path / "model-trial-test.yaml"
+    p.write_text(MATRIX)
+    matrix = MatrixVerdicts((Rule(0, {"throughput": p.name}),), {p.name: load_matrix(p)})
+    est = Portable.from_doc({"kind": KIND, "format": FORMAT, "combine": "constant",
+                             "n_features": len(vector(feats("8", 1.0))),
+                             "scores": list(scores.values())})
+    model = Model(path=str(tmp_path / "m.model.json"), goal=goal, family="dummy",
+                  classes=list(scores), policy_of={}, estimator=est, manifest={}, notes=[])
+    return ModelVerdicts(model, matrix, min_confidence)
+
+
+def run(windows: list[tuple[str, float]], prov: ModelVerdicts,
+        config: DecideConfig = CFG) -> list[Decision]:
+    state = initial_state(HDD)
+    out = []
+    for i, (procs, mb) in enumerate(windows):
+        d = step(feats(procs, mb), state, config, prov, 1000.0 + i)
+        out.append(d)
+        state = d.state
+    return out
+
+
+def switches(ds: list[Decision]) -> list[tuple[str | None, str | None, str]]:
+    return [(d.previous, d.policy, d.reason) for d in ds if d.switch]
+
+
+def test_a_model_that_overrules_the_matrix_tries_the_matrixs_choice_first(
+        tmp_path: Path) -> None:
+    # the model says sstf at 0.9 where the cell says cfq: after 4 settled windows under sstf
+    # at 2 MB/s, cfq moves 3 MB/s (+50%) and is kept for the cell
+    prov = provider(tmp_path, {"sstf": 0.9, "cfq": 0.1})
+    v = prov.verdict(feats("8", 2.0), HDD, "throughput")
+    assert (v.policy, v.provider, v.cell, v.second_opinion) == ("sstf", "model:m.model.json "
+                                                               "(dummy)", "8", "cfq")
+    assert (v.runner_up, v.margin_points) == ("stream", 2.7)
+    ds = run([("8", 2.0)] * 5 + [("8", 3.0)] * 3 + [("8", 3.0)] * 10, prov)
+    assert switches(ds) == [(None, "sstf", "model"), ("sstf", "cfq", "trial")]
+    assert "trying the matrix's choice cfq (the matrix chose it for this cell, the model " \
+        "sstf)" in ds[4].text
+    assert "cfq kept for this cell" in ds[7].text
+    assert all(d.action == "hold" and d.policy == "cfq" for d in ds[8:])
+    assert "but a trial" in ds[-1].text
+
+
+def test_after_the_matrixs_choice_comes_the_cells_near_runner_up(tmp_path: Path) -> None:
+    # cfq no better (given back), then, settled again, stream (2.7 points behind cfq) is tried
+    prov = provider(tmp_path, {"sstf": 0.9, "cfq": 0.1})
+    ds = run([("8", 2.0)] * 30, prov)
+    tried = [d.policy for d in ds if d.switch and d.previous == "sstf"]
+    assert tried == ["cfq", "stream"]
+    assert "trying the runner-up stream (the cell's lead over it is 2.7 points)" in \
+        next(d.text for d in ds if d.switch and d.policy == "stream")
+
+
+def test_a_model_that_agrees_with_the_matrix_tries_what_the_matrix_would(
+        tmp_path: Path) -> None:
+    prov = provider(tmp_path, {"cfq": 0.9, "sstf": 0.1})
+    v = prov.verdict(feats("8", 2.0), HDD, "throughput")
+    assert v.second_opinion is None and v.runner_up == "stream"
+    ds = run([("8", 2.0)] * 5 + [("8", 2.0)] * 3, prov)
+    assert switches(ds) == [(None, "cfq", "model"), ("cfq", "stream", "trial"),
+                            ("stream", "cfq", "trial")]
+    # with trials off (trial_margin_points 0) a model's verdict is never tried against anything
+    off = run([("8", 2.0)] * 30, provider(tmp_path, {"sstf": 0.9, "cfq": 0.1}),
+              replace(CFG, trial_margin_points=0))
+    assert switches(off) == [(None, "sstf", "model")]
+
+
+def test_the_cells_ties_hold_only_when_the_models_choice_is_one_of_them(tmp_path: Path) -> None:
+    # cell 1: fcfs, with cfq and sstf within its calibration's noise
+    tied = provider(tmp_path, {"cfq": 0.9, "deadline": 0.1}).verdict(feats("1", 2.0), HDD,
+                                                                     "throughput")
+    assert set(tied.within_noise) == {"fcfs", "sstf"}
+    apart = provider(tmp_path, {"deadline": 0.9, "cfq": 0.1}).verdict(feats("1", 2.0), HDD,
+                                                                      "throughput")
+    assert apart.within_noise == () and apart.second_opinion == "fcfs"
+    # the device on sstf (tied with cfq in this cell) stays there when the model says cfq
+    state = replace(initial_state(HDD), policy="sstf", since=None)
+    d = step(feats("1", 2.0), state, CFG, provider(tmp_path, {"cfq": 0.9, "deadline": 0.1}),
+             1000.0)
+    assert d.action == "hold" and d.reason == "within_noise"
+
+
+@pytest.mark.parametrize("scores,goal", [({"sstf": 0.5, "cfq": 0.5}, "throughput"),
+                                         ({"sstf": 0.9, "cfq": 0.1}, "mean")])
+def test_below_its_confidence_or_for_another_goal_the_matrix_decides_as_before(
+        tmp_path: Path, scores: dict[str, float], goal: str) -> None:
+    v = provider(tmp_path, scores, goal=goal).verdict(feats("8", 2.0), HDD, "throughput")
+    assert v.policy == "cfq" and v.provider == "matrix" and v.second_opinion is None
+
+
+def test_a_model_verdict_without_a_matrix_cell_carries_nothing_to_try(tmp_path: Path) -> None:
+    prov = provider(tmp_path, {"sstf": 0.9, "cfq": 0.1})
+    f = replace(feats("8", 2.0), workload_class=None)
+    v = prov.verdict(f, HDD, "throughput")
+    assert v.policy == "sstf" and v.cell is None and v.second_opinion is None
