@@ -147,7 +147,7 @@ class Observer:
             submitted = f.thread_bios if f.threads is not None else f.process_bios
             if f.submitters is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
-                    submitted, alive=self._alive(name, submitted))
+                    submitted, alive=self._alive(name, submitted), window_s=f.window_s)
             f.workload_class = classify(f, self.thresholds, self.classes.get(name))
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 from ioaz.classify.types import WindowFeatures, WorkloadClass
 from ioaz.daemon.records import DeviceRecord
+from ioaz.daemon.rest import Rest
 from ioaz.decide import DeviceInfo, initial_state
 from ioaz.probe.layout import LAT_SLOTS, SIZE_SLOTS, size_slot
 from ioaz.probe.snapshot import DeviceSnapshot
@@ -61,7 +62,7 @@ def fake_daemon(*records: DeviceRecord, **over) -> SimpleNamespace:
     d = SimpleNamespace(
         lock=threading.RLock(), devices={r.name: r for r in records},
         source=SimpleNamespace(name="bpf"), fallback_reason=None, collector_up=True,
-        last_window_s=0.0031, window_cpu_s=0.25, windows=42,
+        last_window_s=0.0031, window_cpu_s=0.25, windows=42, rest=Rest(1.0, 4.0),
         config=SimpleNamespace(window_s=1.0, dry_run=False, metrics_detail="full"),
         wall=lambda: NOW, state_set_aside=0)
     for k, v in over.items():

@@ -534,3 +534,28 @@ def test_ioazd_cpu_in_the_report_names_its_window_threads_share() -> None:
     assert bench_report._cpu(0.13, 0.072) == "13% (7% windows)"
     assert bench_report._cpu(0.13, None) == "13%"      # a run from an older guest_bench
     assert bench_report._cpu(None, None) == "-"
+
+
+def test_a_restless_contender_is_its_base_without_the_rest() -> None:
+    """`CONTENDER-restless`: the same ioazd, its window never lengthened at rest, beside it in
+    one run; checked as its base (a model it needs, a name it must have)."""
+    import argparse
+
+    from ioaz.lab.testbench import bench, bench_cli
+    quiet = bench.KERNEL_MODEL + bench.RESTLESS
+    cfg = bench.contender_configs([bench.KERNEL_MODEL, quiet, "bfq"], 1)
+    assert set(cfg) == {bench.KERNEL_MODEL, quiet}
+    assert cfg[quiet] == {**cfg[bench.KERNEL_MODEL], "rest_window_s": 0}
+    assert "rest_window_s" not in cfg[bench.KERNEL_MODEL] or \
+        cfg[bench.KERNEL_MODEL]["rest_window_s"] > 0
+    assert bench.restless_base("bfq-restless") is None
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", f"bfq,{bench.KERNEL_MODEL},{quiet}",
+                                             "--queue-depth", "1"]))
+    assert plan.contenders == ["bfq", bench.KERNEL_MODEL, quiet]
+    with pytest.raises(ValueError, match="unknown ioazd-fast-restless"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-fast-restless"]))
+    with pytest.raises(ValueError, match="ioazd-kernel-model: no model trained"):
+        bench_cli.plan_from(p.parse_args(["--contenders", quiet]))

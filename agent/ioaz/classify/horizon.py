@@ -19,19 +19,42 @@ from .types import WindowFeatures
 
 
 class ProcessHorizon:
-    """One device's per-window bios by process over the last `windows` windows."""
+    """One device's per-window bios by process over the last `windows` windows, or, given
+    `horizon_s` and each window's length, over the windows that make up horizon_s: ioazd
+    lengthens its window at rest (daemon/rest.py), and a horizon of four windows would then
+    reach back four long ones."""
 
-    def __init__(self, windows: int, min_share: float):
+    def __init__(self, windows: int, min_share: float, horizon_s: float | None = None):
         if windows < 1:
             raise ValueError(f"process horizon of {windows} windows: expected at least 1")
-        self.recent: deque[dict[int, int]] = deque(maxlen=windows)
+        self.windows = windows
+        self.horizon_s = horizon_s
+        self.recent: deque[tuple[float | None, dict[int, int]]] = deque()
         self.min_share = min_share
 
     def pids(self) -> set[int]:
         """Every process that submitted in the horizon (whose liveness the next add needs)."""
-        return {p for w in self.recent for p, n in w.items() if n > 0}
+        return {p for _, w in self.recent for p, n in w.items() if n > 0}
 
-    def add(self, window_bios: dict[int, int], alive: Iterable[int] = ()) -> int:
+    def _trim(self) -> None:
+        """Keep the newest window, and older ones while the horizon reaches at least half
+        into them (the rounding windows_for does for windows of one length)."""
+        lengths = [s for s, _ in self.recent]
+        if self.horizon_s is None or None in lengths:
+            while len(self.recent) > self.windows:
+                self.recent.popleft()
+            return
+        keep, span = 0, 0.0
+        for s in reversed(lengths):
+            assert s is not None
+            if keep and span + s / 2 >= self.horizon_s:
+                break
+            keep, span = keep + 1, span + s
+        while len(self.recent) > keep:
+            self.recent.popleft()
+
+    def add(self, window_bios: dict[int, int], alive: Iterable[int] = (),
+            window_s: float | None = None) -> int:
         """Add one window and return the horizon's process count.
 
         window_bios: this window's bios per process; a process listed with 0 is alive but
@@ -39,11 +62,13 @@ class ProcessHorizon:
         that submitted nothing this window but still exist (ioaz.observe checks /proc for
         them). Any other process of the horizon has exited and is not counted. A process
         counts when it submitted at least min_share of the bios the live processes submitted
-        over the horizon, as one window's count does (features.active_processes)."""
-        self.recent.append({p: n for p, n in window_bios.items() if n > 0})
+        over the horizon, as one window's count does (features.active_processes). window_s:
+        this window's length, for a horizon in seconds."""
+        self.recent.append((window_s, {p: n for p, n in window_bios.items() if n > 0}))
+        self._trim()
         live = set(window_bios) | set(alive)
         total: dict[int, int] = {}
-        for w in self.recent:
+        for _, w in self.recent:
             for p, n in w.items():
                 if p in live:
                     total[p] = total.get(p, 0) + n
@@ -53,7 +78,8 @@ class ProcessHorizon:
     @classmethod
     def of(cls, t: Thresholds, window_s: float) -> ProcessHorizon:
         """The horizon thresholds.yaml asks for, in windows of window_s."""
-        return cls(cls.windows_for(t.process_horizon_s, window_s), t.min_process_share)
+        return cls(cls.windows_for(t.process_horizon_s, window_s), t.min_process_share,
+                   horizon_s=t.process_horizon_s)
 
     @staticmethod
     def windows_for(horizon_s: float, window_s: float) -> int:

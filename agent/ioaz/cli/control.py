@@ -187,7 +187,9 @@ def _format_status(r: dict[str, Any], out: TextIO) -> None:
     fallback = f" (fallback: {r['fallback_reason']})" if r.get("fallback_reason") else ""
     print(f"source {r['source']}{fallback}"
           f"  collector {'up' if r.get('collector_up') else 'DOWN'}"
-          f"  window {r['window_s']:g}s  windows {r['windows']}"
+          f"  window {r['window_s']:g}s"
+          f"{' (at rest: ' + format(r['next_window_s'], 'g') + 's)' if r.get('resting') else ''}"
+          f"  windows {r['windows']}"
           f"{'  DRY RUN' if r.get('dry_run') else ''}  config {r['config']}", file=out)
     rows = [["DEVICE", "MODE", "SCHEDULER", "POLICY", "GOAL", "CLASS", "LAST", "REASON",
              "AGE", "PIN", "ERRORS"]]

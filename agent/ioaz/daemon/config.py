@@ -2,6 +2,8 @@
 
 Top level:
     window_s: 1.0                  length of a window in seconds
+    rest_window_s: 4.0             the window's length while every device is calm (settled,
+                                   nothing to try, idle, or pinned): 0 never rests (rest.py)
     dry_run: false                 decide and log, never write to sysfs
     probe: auto                    auto (bpf, else bcc, else /proc/diskstats) | bpf | bcc |
                                    diskstats (bcc: compiled against the kernel's headers)
@@ -48,14 +50,15 @@ DEFAULT_CONFIG = CHECKOUT_CONFIG if CHECKOUT_CONFIG.exists() else INSTALLED_CONF
 # What the metrics endpoint exports of each disk (metrics/collector.py says which series)
 METRICS_DETAILS = ("basic", "full")
 # The file's top-level keys (the decide section's are in decision_matrices/schema.yaml).
-SETTINGS = ("window_s", "dry_run", "probe", "probe_sample", "devices", "raid", "thresholds",
-            "state_dir", "socket", "metrics", "history", "decide", "classifier")
+SETTINGS = ("window_s", "rest_window_s", "dry_run", "probe", "probe_sample", "devices", "raid",
+            "thresholds", "state_dir", "socket", "metrics", "history", "decide", "classifier")
 
 
 @dataclass
 class DaemonConfig:
     file: str = ""
     window_s: float = 1.0
+    rest_window_s: float = 4.0
     dry_run: bool = False
     dry_run_flag: bool = False            # --dry-run on the command line: no file undoes it
     probe: str = "auto"
@@ -144,6 +147,14 @@ def load_config(path: os.PathLike | str | None = None,
 
     if "window_s" in data:
         cfg.window_s = number("window_s", 0.1, 3600) or cfg.window_s
+    if "rest_window_s" in data:
+        rest = number("rest_window_s", 0, 3600)
+        if rest is not None and 0 < rest <= cfg.window_s:
+            issues.append(doc.issue(("rest_window_s",), f"rest_window_s: {rest:g} is not longer "
+                                    f"than window_s {cfg.window_s:g}: expected 0 (never rest) "
+                                    "or a longer window"))
+        elif rest is not None:
+            cfg.rest_window_s = float(rest)
     if "history" in data:
         cfg.history = number("history", 1, 100000, integer=True) or cfg.history
     if "dry_run" in data:

@@ -22,6 +22,7 @@ from ..classify.types import WindowFeatures
 from ..decide import (
     Decision,
     Mode,
+    after_rest_window,
     goal_for,
     initial_state,
     on_same_scheduler,
@@ -47,14 +48,15 @@ from ..udevdb import UdevDb
 from . import views
 from .config import ConfigError, DaemonConfig, load_config
 from .records import DeviceRecord, SwitchRecord
+from .rest import Pulse, Rest
 
 log = logging.getLogger("ioaz.daemon")
 
 
 # Settings built into something at start (the probe, the state store, the listeners, the
 # history's size): a reload cannot change them.
-RESTART_ONLY = ("probe", "probe_sample", "window_s", "state_dir", "socket", "metrics_listen",
-                "history", "dry_run")
+RESTART_ONLY = ("probe", "probe_sample", "window_s", "rest_window_s", "state_dir", "socket",
+                "metrics_listen", "history", "dry_run")
 
 
 class ControlError(ValueError):
@@ -93,6 +95,9 @@ class Daemon:
         self.windows = 0
         self.last_window_s: float | None = None   # CPU-side duration of the last window
         self.window_cpu_s = 0.0                   # ... and of every window since start
+        self.rest = Rest(config.window_s, config.rest_window_s)
+        self.pulse = Pulse()
+        self.rest_logged = False        # the rest's state the log last told
         self.collector_up = True
         self.collector_error: str | None = None
 
@@ -154,6 +159,7 @@ class Daemon:
             except Exception as e:  # the probe failed this window: keep devices as they are
                 self.collector_up, self.collector_error = False, str(e)
                 log.error(json.dumps({"event": "collector_error", "error": str(e)}))
+                self.rest.observe((), complete=False)
                 return []
             for name in w.vanished:
                 self._drop(name)
@@ -162,12 +168,21 @@ class Daemon:
                     self._add(name)
                     log.info(json.dumps({"event": "device_added", "device": name}))
             decisions = []
+            # this window was a rest's, whole or ended early by the pulse
+            resting, failed = self.rest.resting or self.rest.woke is not None, False
+            if self.rest.woke is not None:
+                log.info(json.dumps({"event": "rest", "resting": False,
+                                     "window_s": self.rest.next_window_s(),
+                                     "woken": self.rest.woke}))
+                self.rest.woke, self.rest_logged = None, False
             for f in w.features:
                 rec = self.devices.get(f.device) or self._add(f.device)
                 try:
                     done = rec.state.trials
                     self._read_facts(rec, f)
                     d = self._decide(rec, f)
+                    if resting and d.action == "hold":
+                        d = replace(d, state=after_rest_window(d.state))
                     if log.isEnabledFor(logging.DEBUG):
                         log.debug(json.dumps(views.window_line(d)))
                     decisions.append(self._apply(rec, d, f))
@@ -183,14 +198,30 @@ class Daemon:
                                 "gain": None if t.gain is None else round(t.gain, 4),
                                 "why": t.why}))
                 except Exception as e:  # one bad device degrades that device only
+                    failed = True
                     rec.errors += 1
                     rec.last_error = f"{type(e).__name__}: {e}"
                     log.exception(json.dumps({"event": "device_error", "device": rec.name,
                                               "error": rec.last_error}))
+            self.rest.observe((d.calm for d in decisions),
+                              complete=not failed and not w.appeared and not w.vanished)
             self.windows += 1
+            if self.rest.resting != self.rest_logged:
+                self.rest_logged = self.rest.resting
+                log.info(json.dumps({"event": "rest", "resting": self.rest.resting,
+                                     "window_s": self.rest.next_window_s()}))
+            if not self.rest.resting:
+                self.pulse.forget()
             self.last_window_s = time.process_time() - t0
             self.window_cpu_s += self.last_window_s
             return decisions
+
+    def moved(self) -> str | None:
+        """At rest, every window_s: whether a disk changed pace (rest.Pulse), ending the rest."""
+        return self.pulse.moved(list(self.devices), before={
+            r.name: (r.features.iops, r.features.read_ratio or 0.0,
+                     r.features.read_bytes_per_s + r.features.write_bytes_per_s)
+            for r in self.devices.values() if r.features is not None})
 
     def _drop(self, name: str) -> None:
         self.devices.pop(name, None)
@@ -323,6 +354,7 @@ class Daemon:
     def control_pin(self, device: str, policy: str, duration_s: float | None) -> dict:
         with self.lock:
             rec = self._rec(device)
+            self.rest.disturb()   # its effect in an ordinary window, not a rest's
             table = self.config.decide.policies
             known = table.policies() if table else []
             if policy not in known:
@@ -339,6 +371,7 @@ class Daemon:
     def control_unpin(self, device: str) -> dict:
         with self.lock:
             rec = self._rec(device)
+            self.rest.disturb()   # its effect in an ordinary window, not a rest's
             rec.state = unpin(rec.state)
             log.info(json.dumps({"event": "unpin", "device": device}))
             return {"device": device, "mode": rec.state.mode.value}
@@ -346,6 +379,7 @@ class Daemon:
     def control_goal(self, device: str, goal: str) -> dict:
         with self.lock:
             rec = self._rec(device)
+            self.rest.disturb()   # its effect in an ordinary window, not a rest's
             if goal not in GOALS:
                 raise ControlError(f"unknown goal {goal!r} (expected one of "
                                    f"{', '.join(GOALS)})")
@@ -356,6 +390,7 @@ class Daemon:
     def control_pause(self, device: str) -> dict:
         with self.lock:
             rec = self._rec(device)
+            self.rest.disturb()   # its effect in an ordinary window, not a rest's
             rec.state = pause(rec.state)
             log.info(json.dumps({"event": "pause", "device": device}))
             return {"device": device, "mode": rec.state.mode.value}
@@ -363,6 +398,7 @@ class Daemon:
     def control_resume(self, device: str) -> dict:
         with self.lock:
             rec = self._rec(device)
+            self.rest.disturb()   # its effect in an ordinary window, not a rest's
             was_manual = rec.state.mode is Mode.MANUAL
             rec.state = resume(rec.state, self.clock())
             if was_manual:
@@ -374,6 +410,7 @@ class Daemon:
     def control_reload(self) -> dict:
         """Re-read the config and everything it names; a bad file keeps the old config."""
         with self.lock:
+            self.rest.disturb()
             try:
                 # the command line's --dry-run still holds; the file's own value is compared
                 # below (passing the running value hid a file's true -> false)
@@ -403,6 +440,7 @@ class Daemon:
             wall, now = self.wall(), self.clock()
             return {"source": self.source.name, "fallback_reason": self.fallback_reason,
                     "dry_run": self.config.dry_run, "window_s": self.config.window_s,
+                    "resting": self.rest.resting, "next_window_s": self.rest.next_window_s(),
                     "windows": self.windows, "uptime_s": wall - self.started,
                     "config": self.config.file, "collector_up": self.collector_up,
                     "devices": [views.device_status(r, wall, now) for r in

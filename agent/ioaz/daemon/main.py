@@ -178,7 +178,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     daemon = build(config, source, actuator, sysfs, fallback_reason=why)
     notify = Notifier()
     reload_wanted = threading.Event()
-    signal.signal(signal.SIGHUP, lambda *_: reload_wanted.set())
+    wake = daemon.rest.woken    # a rest's long wait ends at once on a signal
+
+    def stopping(*_: object) -> None:
+        stop.set()
+        wake.set()
+
+    def reloading(*_: object) -> None:
+        reload_wanted.set()
+        daemon.rest.disturb()
+
+    signal.signal(signal.SIGTERM, stopping)
+    signal.signal(signal.SIGINT, stopping)
+    signal.signal(signal.SIGHUP, reloading)
     services = []
     try:
         daemon.start()
@@ -188,11 +200,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"ioazd: cannot serve: {e}", file=sys.stderr)
             return 2
         n = 0
-        next_t = time.monotonic() + config.window_s
-        while not stop.is_set():
-            if stop.wait(max(0.0, next_t - time.monotonic())):
+        began = time.monotonic()
+        while True:
+            ended = daemon.rest.wait(stop, began, daemon.moved)
+            if ended is None:
                 break
-            next_t += daemon.config.window_s
+            began = ended
             if reload_wanted.is_set():
                 reload_wanted.clear()
                 try:

@@ -38,6 +38,7 @@ from .rules import (
 )
 from .schema import Schema
 from .transitions import (
+    after_rest_window,
     initial_state,
     on_same_scheduler,
     on_switch_failed,
@@ -78,6 +79,7 @@ __all__ = [
     "ValidationError",
     "Verdict",
     "VerdictProvider",
+    "after_rest_window",
     "config_from_doc",
     "goal_for",
     "initial_state",

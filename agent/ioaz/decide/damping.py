@@ -39,6 +39,7 @@ from .trial import (
     overdue,
     settled_kept,
     stretch_noise,
+    wanted_trials,
 )
 from .verdict import Verdict, VerdictProvider
 
@@ -125,6 +126,10 @@ class Decision:
     features: dict[str, Any]
     workload_class: dict[str, str] | None
     state: DeviceState                # the state to keep for the next window
+    # nothing under way or due on the device: no switch being confirmed, no trial running or
+    # wanted in this cell, or the administrator's mode; a longer window would lose nothing
+    # (ioazd's rest, daemon/rest.py)
+    calm: bool = False
 
     @property
     def switch(self) -> bool:
@@ -169,27 +174,27 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
 
     def out(action: str, reason: Reason, text: str, new_state: DeviceState,
             verdict: Verdict | None = None, resolution: Resolution | None = None,
-            ) -> Decision:
+            calm: bool = False) -> Decision:
         return Decision(
             device=state.info.name, now=now, action=action, reason=reason,
             text="; ".join(notes + [text]), policy=new_state.policy, previous=state.policy,
             goal=goal, verdict=verdict, resolution=resolution,
             features=features.observe_dict(),
             workload_class=features.workload_class.axes() if features.workload_class else None,
-            state=new_state,
+            state=new_state, calm=calm and action == "hold",
         )
 
     if state.mode is Mode.MANUAL:
         return out("hold", Reason.MANUAL, f"manual: left alone until resumed ({state.note})"
-                   if state.note else "manual: left alone until resumed", state)
+                   if state.note else "manual: left alone until resumed", state, calm=True)
     if state.mode is Mode.PAUSED:
-        return out("hold", Reason.PAUSED, "paused by the administrator", state)
+        return out("hold", Reason.PAUSED, "paused by the administrator", state, calm=True)
 
     if state.mode is Mode.PINNED and state.pin:
         pin = state.pin
         left = "" if pin.until is None else f", {pin.until - now:.0f} s left"
         if state.policy == pin.policy:
-            return out("hold", Reason.PIN, f"pinned to {pin.policy}{left}", state)
+            return out("hold", Reason.PIN, f"pinned to {pin.policy}{left}", state, calm=True)
         res = _realise(pin.policy, policies, state)
         if res is not None and res.scheduler is None:
             return out("hold", Reason.UNAVAILABLE, f"pinned to {pin.policy}, but {res.reason}",
@@ -204,12 +209,14 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         if late is not None:
             return _trial_abandon(state, late, now, out, policies)
     n = request_count(features)
+    # a quiet window with nothing being confirmed or tried: a longer one would lose nothing
+    quiet = state.trial is None and state.candidate is None
     if features.iops < config.idle_iops or n == 0:
         return out("hold", Reason.IDLE, f"idle ({features.iops:.3g} IO/s < {config.idle_iops:g}): "
-                                   "nothing to judge", state)
+                                   "nothing to judge", state, calm=quiet)
     if n < config.min_requests:
         return out("hold", Reason.TOO_FEW_REQUESTS,
-                   f"{n} requests < {config.min_requests}: too few to judge", state)
+                   f"{n} requests < {config.min_requests}: too few to judge", state, calm=quiet)
     state = replace(state, window_pids=(state.window_pids + (active_pids(features),))[
         -PID_WINDOWS:])
     if state.trial is not None:
@@ -229,7 +236,8 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     verdict = provider.verdict(features, state.info, goal)
     wanted = verdict.policy
     if wanted is None:
-        return out("hold", Reason.NO_VERDICT, verdict.text, state, verdict)
+        return out("hold", Reason.NO_VERDICT, verdict.text, state, verdict,
+                   calm=state.candidate is None)
     live = live_results(state.trials, now, config)
     kept = kept_for(verdict, live)
     if kept is not None:
@@ -244,7 +252,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", Reason.WITHIN_NOISE,
                    f"{verdict.text}; {state.policy} in force is within the noise of {wanted} "
                    "in this cell's calibration: kept",
-                   replace(state, candidate=None, streak=0, trials=live), verdict)
+                   replace(state, candidate=None, streak=0, trials=live), verdict, calm=True)
 
     streak = state.streak + 1 if wanted == state.candidate else 1
     state2 = replace(state, candidate=wanted, streak=streak, settled=None, settled_n=0,
@@ -335,7 +343,10 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     tries = candidates(verdict, goal, state.settled_n, state.recent, state.trials, config)
     wc = features.workload_class
     if not tries or cid is None or wc is None or state.policy is None:
-        return out("hold", _by(verdict), hold_text, state, verdict)
+        # calm only when the cell wants no trial however long it settles: one that waits
+        # for its settled windows needs them at the window's own length (daemon/rest.py)
+        return out("hold", _by(verdict), hold_text, state, verdict,
+                   calm=not wanted_trials(verdict, goal, state.trials, config))
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", _by(verdict), hold_text, state, verdict)
     if len(state.trial_starts) >= config.max_trials_per_hour:

@@ -35,6 +35,14 @@ def on_same_scheduler(before: DeviceState, after: DeviceState) -> DeviceState:
                    switches=before.switches)
 
 
+def after_rest_window(state: DeviceState) -> DeviceState:
+    """A window the daemon lengthened at rest (daemon/rest.py) counts for nothing a trial
+    measures against: a long window averages away the swings a trial's ordinary windows show,
+    so a base or a noise bar from long windows would let a trial keep on chance. The cell
+    stays the one settled in; its count of settled windows starts again."""
+    return replace(state, settled_n=0, recent=())
+
+
 def pin(state: DeviceState, policy: str, now: float,
         duration_s: float | None = None) -> DeviceState:
     return replace(state, mode=Mode.PINNED,
@@ -75,6 +83,7 @@ def set_goal(state: DeviceState, goal: str | None) -> DeviceState:
 
 
 __all__ = [
+    "after_rest_window",
     "initial_state",
     "on_same_scheduler",
     "on_switch_failed",

@@ -199,9 +199,17 @@ def candidates(verdict: Verdict, goal: str, settled: int, recent: tuple[float, .
     trial_margin_points; then the verdict's alternatives, with trial_unclear in a cell whose
     policy is a judgement and with trial_measured in a measured one. Each is tried once per
     trial_retry_s, and none once one was kept for the cell."""
-    if config.trial_margin_points <= 0 or goal not in TRIAL_GOALS:
-        return ()
     if settled < config.trial_after_windows or len(recent) < config.trial_windows:
+        return ()
+    return wanted_trials(verdict, goal, results, config)
+
+
+def wanted_trials(verdict: Verdict, goal: str, results: tuple[TrialResult, ...],
+                  config: DecideConfig) -> tuple[str, ...]:
+    """The policies this window's cell still wants tried, however long it has settled: what
+    candidates() returns once enough windows settled. () when trials are off, the cell was
+    tried within trial_retry_s (`results`), or it has nothing to try."""
+    if config.trial_margin_points <= 0 or goal not in TRIAL_GOALS:
         return ()
     cid = cell_id(verdict)
     if cid is None:

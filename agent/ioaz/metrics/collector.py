@@ -139,8 +139,9 @@ class IoazCollector(Collector):
             periods.add_metric(["sampled"], float(sampler.periods - sampler.full_periods))
             periods.add_metric(["full"], float(sampler.full_periods))
         window = GaugeMetricFamily("ioaz_window_length_seconds",
-                                   "The configured window (analyzer period)")
-        window.add_metric([], float(d.config.window_s))
+                                   "The window (analyzer period) the daemon waits now: "
+                                   "window_s, or rest_window_s while every device is calm")
+        window.add_metric([], float(d.rest.next_window_s()))
         cpu = CounterMetricFamily("ioaz_window_cpu_seconds",
                                   "CPU time the agent spent in its windows (read, decide, act) "
                                   "since it started; its rate is the share of one CPU")

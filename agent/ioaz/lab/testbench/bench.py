@@ -47,6 +47,9 @@ KERNEL_MODEL = KERNEL + "-model"
 # and with the trials of ioazd-kernel-trials on the model's verdicts too
 KERNEL_MODEL_TRIALS = KERNEL_MODEL + "-trials"
 MODEL_CONTENDERS = (KERNEL_MODEL, KERNEL_MODEL_TRIALS)
+# any ioazd contender with this suffix: the same, but with the window never lengthened at rest
+# (rest_window_s 0, daemon/rest.py): what the rest saves, measured beside it
+RESTLESS = "-restless"
 KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
@@ -124,6 +127,13 @@ def dry_base(contender: str) -> str | None:
     return contender.removeprefix(DRY_OVER) if contender.startswith(DRY_OVER) else None
 
 
+def restless_base(contender: str) -> str | None:
+    """The ioazd contender under `CONTENDER-restless`, None for every other contender."""
+    if contender.startswith("ioazd") and contender.endswith(RESTLESS):
+        return contender.removesuffix(RESTLESS)
+    return None
+
+
 def is_dry(contender: str) -> bool:
     return contender == DRY or dry_base(contender) is not None
 
@@ -175,32 +185,42 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     `ioazd-kernel-model-trials` (with those of ioazd-kernel-trials too),
     and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
     that its run against the kernel default's is what observing alone costs in this guest
-    (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first)."""
+    (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first).
+    Each with RESTLESS after it: the same without the rest."""
     out = {}
-    for c in contenders:
-        if c == "ioazd":
-            out[c] = ioazd_config(None)
-        elif c in KERNEL_CONTENDERS:
-            cfg = ioazd_config(None)
-            cfg["decide"]["matrix_rules"] = [
-                {"match": {"rotational": True},
-                 "matrices": kernel_matrices(queue_depth)}]
-            if c in (KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
-                cfg["decide"]["trial_unclear"] = True
-            if c in (KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
-                cfg["decide"]["trial_measured"] = True
-            if c == KERNEL_ROUNDS:
-                cfg["decide"]["trial_rounds"] = ROUNDS
-            if c in MODEL_CONTENDERS:
-                cfg["classifier"] = {"type": "model", "min_confidence": 0.6, "model": (
-                    f"{GUEST_REPO}/decision_matrices/"
-                    f"{KERNEL_MODEL_FILE.format(depth=queue_depth or AHCI_DEPTH)}")}
-            out[c] = cfg
-        elif is_dry(c):
-            out[c] = {**ioazd_config(None), "dry_run": True}
-        elif c.startswith("ioazd-"):
-            out[c] = ioazd_config(c.removeprefix("ioazd-"))
+    for given in contenders:
+        base = restless_base(given)
+        cfg = _contender_config(base or given, queue_depth)
+        if cfg is not None:
+            out[given] = {**cfg, "rest_window_s": 0} if base else cfg
     return out
+
+
+def _contender_config(c: str, queue_depth: int | None) -> dict[str, Any] | None:
+    """One ioazd contender's config (contender_configs), None for a static contender."""
+    if c == "ioazd":
+        return ioazd_config(None)
+    if c in KERNEL_CONTENDERS:
+        cfg = ioazd_config(None)
+        cfg["decide"]["matrix_rules"] = [
+            {"match": {"rotational": True},
+             "matrices": kernel_matrices(queue_depth)}]
+        if c in (KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
+            cfg["decide"]["trial_unclear"] = True
+        if c in (KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
+            cfg["decide"]["trial_measured"] = True
+        if c == KERNEL_ROUNDS:
+            cfg["decide"]["trial_rounds"] = ROUNDS
+        if c in MODEL_CONTENDERS:
+            cfg["classifier"] = {"type": "model", "min_confidence": 0.6, "model": (
+                f"{GUEST_REPO}/decision_matrices/"
+                f"{KERNEL_MODEL_FILE.format(depth=queue_depth or AHCI_DEPTH)}")}
+        return cfg
+    if is_dry(c):
+        return {**ioazd_config(None), "dry_run": True}
+    if c.startswith("ioazd-"):
+        return ioazd_config(c.removeprefix("ioazd-"))
+    return None
 
 
 def run(plan: Plan, out: Path, echo: bool = False, command: str = "",

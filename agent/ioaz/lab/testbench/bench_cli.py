@@ -28,8 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "over its matrices), ioazd-kernel-model-trials (with the trials "
                         "of ioazd-kernel-trials), "
                         "ioazd-GOAL, ioazd-dry (observes only: what observing costs) "
-                        "and ioazd-dry@STATIC (observing over a static contender) "
-                        "(default: %(default)s)")
+                        "and ioazd-dry@STATIC (observing over a static contender); any "
+                        f"ioazd contender with {bench.RESTLESS} after it: never at rest "
+                        "(rest_window_s 0) (default: %(default)s)")
     g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
     g.add_argument("--runtime", type=int, default=20, help="seconds of a timed run")
@@ -60,16 +61,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def plan_from(args: argparse.Namespace) -> bench.Plan:
-    cs = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    given = [c.strip() for c in args.contenders.split(",") if c.strip()]
+    # `CONTENDER-restless` is checked as its CONTENDER
+    cs = [bench.restless_base(c) or c for c in given]
     named = ("ioazd", bench.DRY, *bench.KERNEL_CONTENDERS, bench.STREAM_TUNED)
-    bad = [c for c in cs if c not in bench.STATIC and c not in named
+    bad = [g for g, c in zip(given, cs, strict=True)
+           if c not in bench.STATIC and c not in named
            and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)
            and bench.dry_base(c) not in bench.STATIC_CONTENDERS]
     if bad:
         raise ValueError(f"--contenders: unknown {', '.join(bad)}; use "
                          f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)}), {bench.DRY_OVER}STATIC "
-                         "(STATIC: a static contender above)")
+                         "(STATIC: a static contender above), and any ioazd contender with "
+                         f"{bench.RESTLESS} after it (never at rest)")
     tuned = [c for c in cs if bench.STREAM_TUNED in (c, bench.dry_base(c))]
     if any(c in bench.KERNEL_CONTENDERS for c in cs) or tuned:
         missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)
@@ -102,7 +107,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
         raise ValueError("--rounds, --runtime and --phase must be positive")
-    return bench.Plan(workloads=workloads.select(args.workloads), contenders=cs,
+    return bench.Plan(workloads=workloads.select(args.workloads), contenders=given,
                       rounds=rounds, runtime_s=args.runtime, phase_s=args.phase,
                       model=args.model, kernel=args.kernel,
                       queue_depth=args.queue_depth, path_credit_us=args.path_credit_us,
