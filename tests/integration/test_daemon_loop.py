@@ -283,6 +283,41 @@ def test_the_reports_phases_are_followed_cell_by_cell(make_loop, tmp_path, rotat
     assert_given_back(d, dev, original, tmp_path / "state")
 
 
+def test_at_rest_a_new_workload_is_seen_within_a_second_or_two(device, tmp_path):
+    """daemon/rest.py on the real kernel: an idle disk is calm, so after 10 windows ioazd
+    waits rest_window_s (8 s here) between windows; the workload that starts then is seen in
+    /proc/diskstats (one reading a second, two in a row off the last window's rates), which
+    ends the rest, and the switch follows as from ordinary windows, not a rest window later."""
+    from ioaz.api.client import call
+    dev = device
+    cfg = write_config(tmp_path, dev)
+    text = cfg.read_text() + "rest_window_s: 8\n"
+    cfg.write_text(text)
+    d = Ioazd(cfg)
+    try:
+        d.wait_event("start", 30)
+        _, ev = d.wait_event("rest", 30)
+        assert ev["resting"] is True and ev["window_s"] == 8, ev
+        status = call(tmp_path / "ioaz.sock", {"cmd": "status"})["result"]
+        assert status["resting"] is True and status["next_window_s"] == 8
+        time.sleep(1.5)   # into the rest: its first reading of /proc/diskstats is taken
+        t0 = time.monotonic()
+        fio = run_fio(dev, "randread", 8, 8)
+        t, ev = d.wait_event("rest", 10)
+        assert ev["resting"] is False and ev["woken"].startswith(f"{dev}: "), ev
+        assert t - t0 <= 3.0, f"the rest ended {t - t0:.1f} s after the workload began"
+        t, ev = d.wait_event("switch", 10)
+        # the window the pulse ended, then first_choice_windows ordinary ones
+        assert t - t0 <= 6.0, f"switched {t - t0:.1f} s after the workload began"
+        assert (ev["to"], ev["policy"]) == ("bfq", "anticipatory"), ev
+        fio.wait(timeout=30)
+    finally:
+        d.stop(signal.SIGTERM)
+    assert active(dev) == "kyber"
+    assert d.warnings() == ([] if peer.group_id() is not None else ["api_group_missing"]), \
+        "".join(d.lines)
+
+
 def test_after_sigkill_the_next_start_restores_from_the_state_file(device, tmp_path):
     dev = device
     cfg = write_config(tmp_path, dev)

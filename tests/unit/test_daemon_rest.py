@@ -89,58 +89,68 @@ def test_the_pulse_reads_only_the_managed_disks(tmp_path):
 
 
 def test_the_pulse_wakes_on_a_new_pace_and_not_on_a_steady_one(tmp_path):
+    """Against the last window's rates: one second off them is a swing, two in a row the same
+    way a new workload."""
     f = tmp_path / "diskstats"
     t = [0.0]
     pulse = Pulse(str(f), clock=lambda: t[0])
     state = [0, 0, 0, 0]
+    window = {"sda": (100.0, 1.0, 100 * 128 * 1024.0)}   # 100 reads of 128 KiB a second
 
-    def second(reads, writes, kib_each):
+    def second(reads, writes, kib_each, before=window):
         state[0] += reads
         state[1] += writes
         state[2] += reads * kib_each * 2
         state[3] += writes * kib_each * 2
         t[0] += 1.0
         diskstats(f, sda=tuple(state))
-        return pulse.moved(["sda"])
+        return pulse.moved(["sda"], before)
 
     assert second(0, 0, 4) is None            # the first reading: nothing to compare
-    assert second(100, 0, 128) is None        # the first rate: nothing to compare yet
-    assert second(110, 0, 128) is None        # 10% more: the same workload
-    assert second(90, 0, 128) is None
-    why = second(95, 0, 4)                    # as many requests, a 32nd of the bytes
-    assert why == "sda: bytes a second went from 1.18e+07 to 3.891e+05"
-    assert second(95, 0, 4) is None
-    assert second(50, 45, 4) == "sda: the share of reads went from 1.00 to 0.53"
-    assert second(0, 0, 4).startswith("sda: requests a second went from 95 to 0")
-    assert second(0, 0, 4) is None            # idle and idle
-    assert second(3, 2, 4) is None            # a trickle under PULSE_MIN_OPS
+    assert second(100, 0, 128) is None
+    assert second(250, 0, 128) is None        # 2.5 times the window's, once: a swing
+    assert second(45, 0, 128) is None         # under half, once: the other way
+    assert second(110, 0, 128) is None
+    assert second(95, 0, 4) is None           # as many requests, a 32nd of the bytes ...
+    assert second(95, 0, 4) == ("sda: bytes a second 3.891e+05 against 1.311e+07 in the "
+                                "last window in two readings")              # ... twice
+    assert second(50, 50, 128) is None
+    assert second(50, 50, 128) == ("sda: a share of reads 0.50 against 1.00 in the last "
+                                   "window in two readings")
+    idle = {"sda": (0.0, 0.0, 0.0)}
+    assert second(0, 0, 4, idle) is None      # idle and idle
+    assert second(3, 2, 4, idle) is None      # a trickle under PULSE_MIN_OPS
+    assert second(400, 0, 4, idle) is None
+    assert second(400, 0, 4, idle).startswith("sda: requests a second 400 against 0 ")
     pulse.forget()
-    assert second(500, 0, 4) is None          # a new rest compares its own readings only
+    assert second(400, 0, 4, idle) is None    # a new rest takes its own first reading
 
 
-def test_the_first_rate_of_a_rest_is_compared_with_the_last_window(tmp_path):
-    """A workload that starts between the rest's first reading and its second is seen at
-    the second: its rate against the last window's features."""
+def test_a_workload_that_starts_in_a_rest_is_seen_against_the_last_window(tmp_path):
     f = tmp_path / "diskstats"
     t = [0.0]
     pulse = Pulse(str(f), clock=lambda: t[0])
-    diskstats(f, sda=(0, 0, 0, 0))
     idle = {"sda": (0.0, 0.0, 0.0)}
-    assert pulse.moved(["sda"], before=idle) is None
-    t[0] = 1.0
-    diskstats(f, sda=(400, 0, 3200, 0))
-    assert pulse.moved(["sda"], before=idle) == "sda: requests a second went from 0 to 400"
+    counts = [(0, 0, 0, 0), (400, 0, 3200, 0), (800, 0, 6400, 0)]
+    seen = []
+    for i, c in enumerate(counts):
+        t[0] = float(i)
+        diskstats(f, sda=c)
+        seen.append(pulse.moved(["sda"], before=idle))
+    assert seen[:2] == [None, None]
+    assert seen[2] == "sda: requests a second 400 against 0 in the last window in two readings"
+    # the same seconds against a window that saw this workload already: nothing moved
     pulse.forget()
-    busy = {"sda": (380.0, 1.0, 1.6e6)}      # the window saw this workload already
-    assert pulse.moved(["sda"], before=busy) is None
-    t[0] = 2.0
-    diskstats(f, sda=(800, 0, 6400, 0))
-    assert pulse.moved(["sda"], before=busy) is None
+    busy = {"sda": (380.0, 1.0, 1.6e6)}
+    for i, c in enumerate(counts):
+        t[0] = 10.0 + i
+        diskstats(f, sda=c)
+        assert pulse.moved(["sda"], before=busy) is None
 
 
 def test_an_unreadable_diskstats_never_ends_a_rest(tmp_path):
     pulse = Pulse(str(tmp_path / "none"))
-    assert pulse.moved(["sda"]) is None
+    assert pulse.moved(["sda"], {"sda": (0.0, 0.0, 0.0)}) is None
 
 
 def test_at_rest_the_pulse_ends_the_window_early():

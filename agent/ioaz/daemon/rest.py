@@ -15,8 +15,8 @@ count of settled windows (decide/transitions.after_rest_window).
 
 A phase change should not wait out a whole rest window, so at rest the daemon reads
 /proc/diskstats every window_s (Pulse: one file, none of the probe's maps) and ends the rest
-at once when a disk's requests or bytes a second moved by more than PULSE_FACTOR, or its
-read share by more than PULSE_SHARE, from one reading to the next.
+when two readings in a row put a disk's requests or bytes a second off the last window's by
+more than PULSE_FACTOR the same way, or its share of reads by more than PULSE_SHARE.
 """
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 # Calm windows in a row before the rest: the hysteresis and a switch's cooldown and first
 # settled windows all pass within this many ordinary windows.
 CALM_WINDOWS = 10
-# What ends a rest early (Pulse): a disk's rate of requests or bytes changed by this factor
-# from one reading to the next, or its share of reads by this much, where it moved at least
-# PULSE_MIN_OPS requests a second in one of them. A steady workload's seconds on a disk
-# differ by less (S's readers under bfq, par-read under stream: 10-30%); a new phase's rate
-# moves by several times.
+# What ends a rest early (Pulse): a disk's rate of requests or bytes off the last window's
+# by this factor, or its share of reads by this much, in two readings in a row, where it moved
+# at least PULSE_MIN_OPS requests a second. One second against the next was not enough: S's
+# ten readers under bfq in the testbed moved between 81 and 283 requests a second from one
+# second to the next while one workload ran, which ended the rest every 12-30 s (2026-11-28).
 PULSE_FACTOR = 2.0
 PULSE_SHARE = 0.3
 PULSE_MIN_OPS = 10.0
@@ -123,21 +123,21 @@ Rate = tuple[float, float, float]   # requests a second, share of reads, bytes a
 
 class Pulse:
     """The disks' rates between readings of /proc/diskstats, at rest: moved() says which disk
-    changed pace since the reading before, or, for its first rate, since the last window
-    (`before`: the window's features). None: none did, or nothing to compare yet."""
+    changed pace against the last window (`before`: the window's rates), seen in two readings
+    in a row. None: none did, or nothing to compare yet."""
 
     def __init__(self, path: str = "/proc/diskstats",
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
         self.clock = clock
         self.last: dict[str, Reading] = {}
-        self.rates: dict[str, Rate] = {}
+        self.off: dict[str, str] = {}      # how the disk's last reading was off its window
 
     def forget(self) -> None:
-        """Out of the rest: the next rest compares its own readings."""
-        self.last, self.rates = {}, {}
+        """Out of the rest: the next rest takes its own readings."""
+        self.last, self.off = {}, {}
 
-    def moved(self, names: Iterable[str], before: dict[str, Rate] | None = None) -> str | None:
+    def moved(self, names: Iterable[str], before: dict[str, Rate]) -> str | None:
         try:
             counts = read_diskstats(self.path, set(names))
         except (OSError, ValueError):   # unreadable: the rest windows alone judge
@@ -147,29 +147,34 @@ class Pulse:
         for name, (ops, reads, nbytes) in counts.items():
             was = self.last.get(name)
             self.last[name] = Reading(now, ops, reads, nbytes)
-            if was is None or now <= was.t:
+            ref = before.get(name)
+            if was is None or now <= was.t or ref is None:
                 continue
             dt = now - was.t
             d_ops = ops - was.ops
             rate = (d_ops / dt, (reads - was.reads) / d_ops if d_ops > 0 else 0.0,
                     (nbytes - was.bytes) / dt)
-            prev = self.rates.get(name) or (before or {}).get(name)
-            self.rates[name] = rate
-            if prev is not None and why is None:
-                why = _changed(name, prev, rate)
+            off = _off(ref, rate)
+            again = off is not None and self.off.get(name, "").split(":")[0] == off.split(":")[0]
+            self.off[name] = off or ""
+            if again and why is None:
+                assert off is not None
+                why = f"{name}: {off.split(':', 1)[1]} in two readings"
         return why
 
 
-def _changed(name: str, a: Rate, b: Rate) -> str | None:
-    """Why one disk's two readings are two workloads, None when they look like one."""
-    if max(a[0], b[0]) < PULSE_MIN_OPS:
+def _off(ref: Rate, now: Rate) -> str | None:
+    """How one reading is off the window's rates, as "KIND:text" (KIND: what moved and which
+    way), None when it is within them."""
+    if max(ref[0], now[0]) < PULSE_MIN_OPS:
         return None
-    for what, x, y in (("requests", a[0], b[0]), ("bytes", a[2], b[2])):
-        lo, hi = sorted((x, y))
-        if hi > PULSE_FACTOR * lo:
-            return f"{name}: {what} a second went from {x:.4g} to {y:.4g}"
-    if min(a[0], b[0]) >= PULSE_MIN_OPS and abs(a[1] - b[1]) > PULSE_SHARE:
-        return f"{name}: the share of reads went from {a[1]:.2f} to {b[1]:.2f}"
+    for what, x, y in (("requests", ref[0], now[0]), ("bytes", ref[2], now[2])):
+        if y > PULSE_FACTOR * x or x > PULSE_FACTOR * y:
+            way = "up" if y > x else "down"
+            return f"{what}-{way}:{what} a second {y:.4g} against {x:.4g} in the last window"
+    if min(ref[0], now[0]) >= PULSE_MIN_OPS and abs(ref[1] - now[1]) > PULSE_SHARE:
+        way = "up" if now[1] > ref[1] else "down"
+        return f"share-{way}:a share of reads {now[1]:.2f} against {ref[1]:.2f} in the last window"
     return None
 
 
