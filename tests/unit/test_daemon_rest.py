@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 from ioaz.classify.horizon import ProcessHorizon
 from ioaz.daemon.config import ConfigError, load_config
-from ioaz.daemon.rest import CALM_WINDOWS, Pulse, Rest, read_diskstats
+from ioaz.daemon.rest import AFTER_PULSE, CALM_WINDOWS, Pulse, Rest, read_diskstats
 from ioaz.decide import after_rest_window, initial_state, pin, step
 from ioaz.decide.reasons import Reason
 from metrics_standin import fake_daemon, record
@@ -168,6 +168,12 @@ def test_at_rest_the_pulse_ends_the_window_early():
     assert r.woke == "sda: requests a second went from 0 to 500" and not r.resting
     # out of the rest the pulse is not asked: an ordinary window is waited out
     assert r.wait(threading.Event(), time.monotonic(), pulse) is not None and len(asked) == 3
+    # a few calm ordinary windows, and the rest again; one that is not calm: all of them
+    for _ in range(AFTER_PULSE - 1):
+        r.observe([True])
+    assert not r.resting
+    r.observe([True])
+    assert r.resting
 
 
 def test_no_rest_when_it_is_off():

@@ -28,6 +28,11 @@ from dataclasses import dataclass
 # Calm windows in a row before the rest: the hysteresis and a switch's cooldown and first
 # settled windows all pass within this many ordinary windows.
 CALM_WINDOWS = 10
+# Ordinary windows after the pulse ended a rest, before the next rest if they are all calm:
+# enough for a new workload's class to show (it then ends the calm), few where the pulse
+# took a workload's own swing for a new one (S's readers under bfq fell from 120-200 to
+# 35-65 requests a second for two seconds every 17-28 s in the testbed, 2026-11-28).
+AFTER_PULSE = 3
 # What ends a rest early (Pulse): a disk's rate of requests or bytes off the last window's
 # by this factor, or its share of reads by this much, in two readings in a row, where it moved
 # at least PULSE_MIN_OPS requests a second. One second against the next was not enough: S's
@@ -84,7 +89,7 @@ class Rest:
                 tick = now + self.window_s
                 why = pulse()
                 if why:
-                    self.calm = 0
+                    self.calm = CALM_WINDOWS - AFTER_PULSE
                     self.woke = why
                     return now
                 continue
