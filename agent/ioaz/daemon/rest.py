@@ -7,16 +7,17 @@ out of the workload where the machine is CPU-bound (the testbed's S runs, docs/t
 So after CALM_WINDOWS windows in which every device's decision was calm (damping's
 Decision.calm: no switch being confirmed, no trial running or due, or the administrator's
 mode), the daemon waits rest_window_s between windows instead of window_s. The first window
-that is not calm ends the rest, as does any ioazctl command; a phase change is then seen at
-most one rest window late, and confirmed in ordinary windows. The rates a window gives are
-per second, so they do not change with its length; what counts windows does: the class's
-process horizon is kept in seconds (classify/horizon.py), and a rest window resets a trial's
-count of settled windows (decide/transitions.after_rest_window).
+that is not calm ends the rest, as does any ioazctl command, and a new workload is confirmed
+in ordinary windows. The rates a window gives are per second, so they do not change with its
+length; what counts windows does: the class's process horizon is kept in seconds
+(classify/horizon.py), and a rest window resets a trial's count of settled windows
+(decide/transitions.after_rest_window).
 
 A phase change should not wait out a whole rest window, so at rest the daemon reads
 /proc/diskstats every window_s (Pulse: one file, none of the probe's maps) and ends the rest
 when two readings in a row put a disk's requests or bytes a second off the last window's by
-more than PULSE_FACTOR the same way, or its share of reads by more than PULSE_SHARE.
+more than PULSE_FACTOR the same way, or its share of reads by more than PULSE_SHARE. A change
+the pulse does not see waits for the next rest window.
 """
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ from dataclasses import dataclass
 CALM_WINDOWS = 10
 # Ordinary windows after the pulse ended a rest, before the next rest if they are all calm:
 # enough for a new workload's class to show (it then ends the calm), few where the pulse
-# took a workload's own swing for a new one (S's readers under bfq fell from 120-200 to
-# 35-65 requests a second for two seconds every 17-28 s in the testbed, 2026-11-28).
+# took a workload's own swing for a new one (S's readers under bfq fell from 117-254 to
+# 27-82 requests a second for two seconds every 17-30 s in the testbed, 2026-11-28).
 AFTER_PULSE = 3
 # What ends a rest early (Pulse): a disk's rate of requests or bytes off the last window's
 # by this factor, or its share of reads by this much, in two readings in a row, where it moved
