@@ -90,7 +90,9 @@ def test_a_calibrated_loop_device_gets_a_matrix_and_model_that_ioazd_uses(make_l
             assert ioazd.poll() is None, ioazd.stdout.read() if ioazd.stdout else ""
             assert time.monotonic() < deadline, "ioazd did not open its socket"
             time.sleep(0.2)
-        fio = subprocess.Popen(fio_args(dev, rw="randread", jobs=4, seconds=6, size_mb=256),
+        # fio runs past every reading below (it is killed at the end): a 6 s run ended between
+        # two readings on a slow CI host, and the idle window after it has no verdict.
+        fio = subprocess.Popen(fio_args(dev, rw="randread", jobs=4, seconds=60, size_mb=256),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         verdict = None
         while time.monotonic() < deadline + 10 and verdict is None:
