@@ -89,22 +89,22 @@ def test_the_pulse_reads_only_the_managed_disks(tmp_path):
 
 
 def test_the_pulse_wakes_on_a_new_pace_and_not_on_a_steady_one(tmp_path):
-    """Against the last window's rates: one second off them is a swing, two in a row the same
+    """Against the calm windows' rates: one second off them is a swing, two in a row the same
     way a new workload."""
     f = tmp_path / "diskstats"
     t = [0.0]
     pulse = Pulse(str(f), clock=lambda: t[0])
     state = [0, 0, 0, 0]
-    window = {"sda": (100.0, 1.0, 100 * 128 * 1024.0)}   # 100 reads of 128 KiB a second
+    pulse.calm_window({"sda": (100.0, 1.0, 100 * 128 * 1024.0)})  # 100 reads of 128 KiB a s
 
-    def second(reads, writes, kib_each, before=window):
+    def second(reads, writes, kib_each):
         state[0] += reads
         state[1] += writes
         state[2] += reads * kib_each * 2
         state[3] += writes * kib_each * 2
         t[0] += 1.0
         diskstats(f, sda=tuple(state))
-        return pulse.moved(["sda"], before)
+        return pulse.moved(["sda"])
 
     assert second(0, 0, 4) is None            # the first reading: nothing to compare
     assert second(100, 0, 128) is None
@@ -113,44 +113,78 @@ def test_the_pulse_wakes_on_a_new_pace_and_not_on_a_steady_one(tmp_path):
     assert second(110, 0, 128) is None
     assert second(95, 0, 4) is None           # as many requests, a 32nd of the bytes ...
     assert second(95, 0, 4) == ("sda: bytes a second 3.891e+05 against 1.311e+07 in the "
-                                "last window in two readings")              # ... twice
+                                "calm windows in two readings")             # ... twice
     assert second(50, 50, 128) is None
-    assert second(50, 50, 128) == ("sda: a share of reads 0.50 against 1.00 in the last "
-                                   "window in two readings")
-    idle = {"sda": (0.0, 0.0, 0.0)}
-    assert second(0, 0, 4, idle) is None      # idle and idle
-    assert second(3, 2, 4, idle) is None      # a trickle under PULSE_MIN_OPS
-    assert second(400, 0, 4, idle) is None
-    assert second(400, 0, 4, idle).startswith("sda: requests a second 400 against 0 ")
+    assert second(50, 50, 128) == ("sda: a share of reads 0.50 against 1.00 in the calm "
+                                   "windows in two readings")
+    pulse.unsettled()                         # a window that was not calm, then an idle one
+    pulse.calm_window({"sda": (0.0, 0.0, 0.0)})
+    assert second(0, 0, 4) is None            # idle and idle
+    assert second(3, 2, 4) is None            # a trickle under PULSE_MIN_OPS
+    assert second(400, 0, 4) is None
+    assert second(400, 0, 4).startswith("sda: requests a second 400 against 0 ")
     pulse.forget()
-    assert second(400, 0, 4, idle) is None    # a new rest takes its own first reading
+    assert second(400, 0, 4) is None          # a new rest takes its own first reading
 
 
-def test_a_workload_that_starts_in_a_rest_is_seen_against_the_last_window(tmp_path):
+def test_a_swing_the_calm_windows_saw_does_not_wake_the_rest_again(tmp_path):
+    """S's readers under bfq: 247 requests a second, a dip to about 100 for two seconds that
+    woke the rest, and the readers back. The dip's windows were calm, so neither the dip nor the
+    way back wakes the next rest; four times the busiest calm window still does."""
     f = tmp_path / "diskstats"
     t = [0.0]
     pulse = Pulse(str(f), clock=lambda: t[0])
-    idle = {"sda": (0.0, 0.0, 0.0)}
+    n = [0]
+    mib = 1024 * 1024.0
+
+    def second(reqs):
+        n[0] += reqs
+        t[0] += 1.0
+        diskstats(f, sda=(n[0], 0, n[0] * 256, 0))   # 128 KiB reads
+        return pulse.moved(["sda"])
+
+    for ops in (247.0, 251.0, 239.0):
+        pulse.calm_window({"sda": (ops, 1.0, ops * 0.125 * mib)})
+    assert second(250) is None
+    assert second(102) is None
+    assert second(100) == ("sda: requests a second 100 against 239 in the calm windows "
+                           "in two readings")
+    pulse.forget()                            # the wake's windows, calm: the same workload
+    for ops in (101.0, 180.0, 244.0):
+        pulse.calm_window({"sda": (ops, 1.0, ops * 0.125 * mib)})
+    assert [second(x) for x in (102, 98, 259, 262, 101, 97, 250)] == [None] * 7
+    assert second(1000) is None
+    assert second(1000) == ("sda: requests a second 1000 against 251 in the calm windows "
+                            "in two readings")
+
+
+def test_a_workload_that_starts_in_a_rest_is_seen_against_the_calm_windows(tmp_path):
+    f = tmp_path / "diskstats"
+    t = [0.0]
+    pulse = Pulse(str(f), clock=lambda: t[0])
+    pulse.calm_window({"sda": (0.0, 0.0, 0.0)})
     counts = [(0, 0, 0, 0), (400, 0, 3200, 0), (800, 0, 6400, 0)]
     seen = []
     for i, c in enumerate(counts):
         t[0] = float(i)
         diskstats(f, sda=c)
-        seen.append(pulse.moved(["sda"], before=idle))
+        seen.append(pulse.moved(["sda"]))
     assert seen[:2] == [None, None]
-    assert seen[2] == "sda: requests a second 400 against 0 in the last window in two readings"
-    # the same seconds against a window that saw this workload already: nothing moved
+    assert seen[2] == "sda: requests a second 400 against 0 in the calm windows in two readings"
+    # the same seconds against windows that saw this workload already: nothing moved
     pulse.forget()
-    busy = {"sda": (380.0, 1.0, 1.6e6)}
+    pulse.unsettled()
+    pulse.calm_window({"sda": (380.0, 1.0, 1.6e6)})
     for i, c in enumerate(counts):
         t[0] = 10.0 + i
         diskstats(f, sda=c)
-        assert pulse.moved(["sda"], before=busy) is None
+        assert pulse.moved(["sda"]) is None
 
 
 def test_an_unreadable_diskstats_never_ends_a_rest(tmp_path):
     pulse = Pulse(str(tmp_path / "none"))
-    assert pulse.moved(["sda"], {"sda": (0.0, 0.0, 0.0)}) is None
+    pulse.calm_window({"sda": (0.0, 0.0, 0.0)})
+    assert pulse.moved(["sda"]) is None
 
 
 def test_at_rest_the_pulse_ends_the_window_early():

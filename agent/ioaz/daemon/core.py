@@ -160,6 +160,7 @@ class Daemon:
                 self.collector_up, self.collector_error = False, str(e)
                 log.error(json.dumps({"event": "collector_error", "error": str(e)}))
                 self.rest.observe((), complete=False)
+                self.pulse.unsettled()
                 return []
             for name in w.vanished:
                 self._drop(name)
@@ -212,16 +213,23 @@ class Daemon:
                                      "window_s": self.rest.next_window_s()}))
             if not self.rest.resting:
                 self.pulse.forget()
+            if self.rest.calm:
+                self.pulse.calm_window(self._rates())
+            else:
+                self.pulse.unsettled()
             self.last_window_s = time.process_time() - t0
             self.window_cpu_s += self.last_window_s
             return decisions
 
     def moved(self) -> str | None:
         """At rest, every window_s: whether a disk changed pace (rest.Pulse), ending the rest."""
-        return self.pulse.moved(list(self.devices), before={
-            r.name: (r.features.iops, r.features.read_ratio or 0.0,
-                     r.features.read_bytes_per_s + r.features.write_bytes_per_s)
-            for r in self.devices.values() if r.features is not None})
+        return self.pulse.moved(list(self.devices))
+
+    def _rates(self) -> dict[str, tuple[float, float, float]]:
+        """The last window's rates of each device, as the pulse compares them."""
+        return {r.name: (r.features.iops, r.features.read_ratio or 0.0,
+                         r.features.read_bytes_per_s + r.features.write_bytes_per_s)
+                for r in self.devices.values() if r.features is not None}
 
     def _drop(self, name: str) -> None:
         self.devices.pop(name, None)

@@ -15,9 +15,12 @@ length; what counts windows does: the class's process horizon is kept in seconds
 
 A phase change should not wait out a whole rest window, so at rest the daemon reads
 /proc/diskstats every window_s (Pulse: one file, none of the probe's maps) and ends the rest
-when two readings in a row put a disk's requests or bytes a second off the last window's by
-more than PULSE_FACTOR the same way, or its share of reads by more than PULSE_SHARE. A change
-the pulse does not see waits for the next rest window.
+when two readings in a row put a disk's requests or bytes a second outside what the calm
+windows showed (every calm window since the last that was not) by more than PULSE_FACTOR the
+same way, or its share of reads by more than PULSE_SHARE. A pace the decision has already seen
+while it stayed calm is not news: a workload that swings (S's readers under bfq dip for two
+seconds) wakes the rest once, and the windows after that wake hold the swing. A change the
+pulse does not see waits for the next rest window.
 """
 from __future__ import annotations
 
@@ -34,11 +37,13 @@ CALM_WINDOWS = 10
 # took a workload's own swing for a new one (S's readers under bfq fell from 117-254 to
 # 27-82 requests a second for two seconds every 17-30 s in the testbed, 2026-11-28).
 AFTER_PULSE = 3
-# What ends a rest early (Pulse): a disk's rate of requests or bytes off the last window's
-# by this factor, or its share of reads by this much, in two readings in a row, where it moved
-# at least PULSE_MIN_OPS requests a second. One second against the next was not enough: S's
-# ten readers under bfq in the testbed moved between 81 and 283 requests a second from one
-# second to the next while one workload ran, which ended the rest every 12-30 s (2026-11-28).
+# What ends a rest early (Pulse): a disk's rate of requests or bytes outside the calm
+# windows' by this factor, or its share of reads by this much, in two readings in a row, where
+# it moved at least PULSE_MIN_OPS requests a second. One second against the next was not
+# enough: S's ten readers under bfq in the testbed moved between 81 and 283 requests a second
+# from one second to the next while one workload ran, which ended the rest every 12-30 s; and
+# against the last window alone, a rest entered after a dip woke when the readers came back
+# (2026-11-28).
 PULSE_FACTOR = 2.0
 PULSE_SHARE = 0.3
 PULSE_MIN_OPS = 10.0
@@ -127,23 +132,61 @@ def read_diskstats(path: str, names: set[str]) -> dict[str, tuple[int, int, int]
 Rate = tuple[float, float, float]   # requests a second, share of reads, bytes a second
 
 
+@dataclass(frozen=True)
+class Envelope:
+    """The lowest and highest of each rate over a disk's calm windows. The share of reads only
+    from windows with PULSE_MIN_OPS requests a second or more (None before one): an idle
+    window's share says nothing."""
+    ops: tuple[float, float]
+    nbytes: tuple[float, float]
+    share: tuple[float, float] | None
+
+    @classmethod
+    def of(cls, rate: Rate) -> Envelope:
+        share = (rate[1], rate[1]) if rate[0] >= PULSE_MIN_OPS else None
+        return cls((rate[0], rate[0]), (rate[2], rate[2]), share)
+
+    def widen(self, rate: Rate) -> Envelope:
+        new = Envelope.of(rate)
+        if self.share is None or new.share is None:
+            share = self.share or new.share
+        else:
+            share = (min(self.share[0], rate[1]), max(self.share[1], rate[1]))
+        return Envelope(_span(self.ops, rate[0]), _span(self.nbytes, rate[2]), share)
+
+
+def _span(r: tuple[float, float], x: float) -> tuple[float, float]:
+    return min(r[0], x), max(r[1], x)
+
+
 class Pulse:
     """The disks' rates between readings of /proc/diskstats, at rest: moved() says which disk
-    changed pace against the last window (`before`: the window's rates), seen in two readings
-    in a row. None: none did, or nothing to compare yet."""
+    changed pace against its calm windows (calm_window(); unsettled() when a window was not
+    calm), seen in two readings in a row. None: none did, or nothing to compare yet."""
 
     def __init__(self, path: str = "/proc/diskstats",
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
         self.clock = clock
         self.last: dict[str, Reading] = {}
-        self.off: dict[str, str] = {}      # how the disk's last reading was off its window
+        self.off: dict[str, str] = {}      # how the disk's last reading was off its windows
+        self.seen: dict[str, Envelope] = {}   # each disk's calm windows' rates
+
+    def calm_window(self, rates: dict[str, Rate]) -> None:
+        """A window in which every disk was calm, with each disk's rates."""
+        for name, rate in rates.items():
+            was = self.seen.get(name)
+            self.seen[name] = was.widen(rate) if was else Envelope.of(rate)
+
+    def unsettled(self) -> None:
+        """A window that was not calm: what the windows before it showed is no reference."""
+        self.seen = {}
 
     def forget(self) -> None:
         """Out of the rest: the next rest takes its own readings."""
         self.last, self.off = {}, {}
 
-    def moved(self, names: Iterable[str], before: dict[str, Rate]) -> str | None:
+    def moved(self, names: Iterable[str]) -> str | None:
         try:
             counts = read_diskstats(self.path, set(names))
         except (OSError, ValueError):   # unreadable: the rest windows alone judge
@@ -153,7 +196,7 @@ class Pulse:
         for name, (ops, reads, nbytes) in counts.items():
             was = self.last.get(name)
             self.last[name] = Reading(now, ops, reads, nbytes)
-            ref = before.get(name)
+            ref = self.seen.get(name)
             if was is None or now <= was.t or ref is None:
                 continue
             dt = now - was.t
@@ -169,19 +212,22 @@ class Pulse:
         return why
 
 
-def _off(ref: Rate, now: Rate) -> str | None:
-    """How one reading is off the window's rates, as "KIND:text" (KIND: what moved and which
-    way), None when it is within them."""
-    if max(ref[0], now[0]) < PULSE_MIN_OPS:
+def _off(ref: Envelope, now: Rate) -> str | None:
+    """How one reading is off the calm windows' rates, as "KIND:text" (KIND: what moved and
+    which way), None when it is within them."""
+    if max(ref.ops[1], now[0]) < PULSE_MIN_OPS:
         return None
-    for what, x, y in (("requests", ref[0], now[0]), ("bytes", ref[2], now[2])):
-        if y > PULSE_FACTOR * x or x > PULSE_FACTOR * y:
-            way = "up" if y > x else "down"
-            return f"{what}-{way}:{what} a second {y:.4g} against {x:.4g} in the last window"
-    if min(ref[0], now[0]) >= PULSE_MIN_OPS and abs(ref[1] - now[1]) > PULSE_SHARE:
-        way = "up" if now[1] > ref[1] else "down"
-        return f"share-{way}:a share of reads {now[1]:.2f} against {ref[1]:.2f} in the last window"
+    for what, (lo, hi), y in (("requests", ref.ops, now[0]), ("bytes", ref.nbytes, now[2])):
+        if y > PULSE_FACTOR * hi or lo > PULSE_FACTOR * y:
+            way, x = ("up", hi) if y > hi else ("down", lo)
+            return f"{what}-{way}:{what} a second {y:.4g} against {x:.4g} in the calm windows"
+    if ref.share is not None and now[0] >= PULSE_MIN_OPS:
+        lo, hi = ref.share
+        if not lo - PULSE_SHARE <= now[1] <= hi + PULSE_SHARE:
+            way, x = ("up", hi) if now[1] > hi else ("down", lo)
+            return (f"share-{way}:a share of reads {now[1]:.2f} against {x:.2f} in the calm "
+                    "windows")
     return None
 
 
-__all__ = ["CALM_WINDOWS", "Pulse", "Rest", "read_diskstats"]
+__all__ = ["CALM_WINDOWS", "Envelope", "Pulse", "Rest", "read_diskstats"]
