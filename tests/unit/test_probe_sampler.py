@@ -171,3 +171,24 @@ def test_exact_counts_replace_the_sample():
     assert (a.bios, a.bios_seq, a.procs) == (30, 12, {42: 30})  # the sample's own
     b = out["loop1"]  # not sampled yet: counts, and empty sampled fields (not None)
     assert b.completed[0] == 5 and b.bios == 0 and b.procs == {} and b.source == "bpf"
+
+
+def test_completed_requests_sums_the_whole_disks_reads_and_writes(tmp_path):
+    """The sampler's rate: reads and writes completed of each disk /sys/block lists, once
+    (a partition's are inside its disk's); a line it cannot read is named by file and line."""
+    from fake_sysfs import FakeKernel
+    from ioaz.probe.sampler import completed_requests
+
+    kernel = FakeKernel(tmp_path / "sys")
+    kernel.add_device("sda", dev="8:0", rotational=True)
+    kernel.add_device("sdb", dev="8:16", rotational=True)
+    stats = tmp_path / "diskstats"
+    stats.write_text(
+        "   7       0 loop0 5 0 10 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"     # not in /sys/block
+        "   8       0 sda 100 3 800 40 50 2 400 50 0 90 90 7 0 9 0 4 1\n"
+        "   8       1 sda1 99 0 790 0 49 0 390 0 0 0 0 0 0 0 0 0 0\n"
+        "   8      16 sdb 20 0 160 5 1 0 8 1 0 6 6\n")                # a 4.18 kernel's line
+    assert completed_requests(str(stats), kernel) == 150 + 21
+    stats.write_text("   8       0 sda 100 3 800 40 fifty 2 400 50 0 90 90 0 0 0 0 0 0\n")
+    with pytest.raises(ValueError, match=r"diskstats:1: unreadable line"):
+        completed_requests(str(stats), kernel)
