@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ..probe.diskstats_source import read_diskstats
+
 # Calm windows in a row before the rest: the hysteresis and a switch's cooldown and first
 # settled windows all pass within this many ordinary windows.
 CALM_WINDOWS = 10
@@ -115,18 +117,6 @@ class Reading:
     ops: int                     # requests completed, read and written
     reads: int
     bytes: int
-
-
-def read_diskstats(path: str, names: set[str]) -> dict[str, tuple[int, int, int]]:
-    """(requests, reads, bytes) completed so far of each named disk in /proc/diskstats."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            parts = line.split(None, 10)
-            if len(parts) > 9 and parts[2] in names:
-                reads, writes = int(parts[3]), int(parts[7])
-                out[parts[2]] = (reads + writes, reads, (int(parts[5]) + int(parts[9])) * 512)
-    return out
 
 
 Rate = tuple[float, float, float]   # requests a second, share of reads, bytes a second

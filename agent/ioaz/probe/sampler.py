@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from ..sysblock import BlockSysfs
 from . import libbpf
 from .bpf_object import ProbeObject
+from .diskstats_source import read_diskstats
 
 log = logging.getLogger("ioaz.probe")
 
@@ -89,20 +90,10 @@ class SamplePlan:
 
 def completed_requests(path: str = "/proc/diskstats", sysfs: BlockSysfs | None = None) -> int:
     """Reads and writes completed so far on all whole disks (partitions are inside them).
-    Read once a period by the sampler's thread, so it sums the two fields and builds nothing:
-    parsing whole snapshots made it most of what the sampler cost, more than ioazd's windows
-    at rest (2026-11-28)."""
+    Read once a period by the sampler's thread, so it builds no snapshots: parsing whole ones
+    made it most of what the sampler cost, more than ioazd's windows at rest (2026-11-28)."""
     names = set((sysfs or BlockSysfs()).devices())
-    total = 0
-    with open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            parts = line.split(None, 8)
-            if len(parts) == 9 and parts[2] in names:
-                try:
-                    total += int(parts[3]) + int(parts[7])
-                except ValueError as e:
-                    raise ValueError(f"{path}:{lineno}: unreadable line {line!r}") from e
-    return total
+    return sum(n for n, _, _ in read_diskstats(path, names).values())
 
 
 class SlotCounts:
