@@ -471,3 +471,23 @@ def test_a_verdict_the_running_scheduler_already_realises_starts_no_dwell(tmp_pa
     assert st.since is None and st.last_switch is None and st.switches == ()
     (nxt,) = d.window()
     assert nxt.reason != "cooldown" and "already in force" in nxt.text
+
+
+def test_the_scheduler_found_running_is_known_to_decide_until_ioaz_chooses(tmp_path, fake_sys):
+    """decide's within-noise rule keeps the scheduler found running (damping._found_realises):
+    the daemon tells it which one that is, and stops once a policy of ioaz's is in force."""
+    fake_sys.add_device("sdc", active="bfq", dev="8:32", rotational=True)
+    p = tmp_path / "ioaz.yaml"
+    p.write_text("devices: {include: ['sdc'], exclude: []}\n"
+                 "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
+    act = FakeActuator()
+    clock = iter(range(1000))
+    d = build(load_config(p), FakeSource(["sdc"]), act, fake_sys,
+              clock=lambda: float(next(clock)))
+    d.start()
+    assert d.devices["sdc"].state.found == "bfq"
+    (first,) = d.window()
+    assert first.action == "switch" and first.policy == "deadline", first.text  # 1/random/write
+    d.window()
+    st = d.devices["sdc"].state
+    assert st.policy == "deadline" and st.found is None

@@ -449,3 +449,55 @@ def test_a_policy_within_the_cells_noise_is_kept(in_force: str, tied: tuple[str,
     else:
         assert [d.policy for d in switches(ds)] == ["deadline"]
         assert "within_noise" not in {d.reason for d in ds}
+
+
+OFFERED = ("none", "mq-deadline", "bfq", "kyber", "fifo", "vr", "stream")
+
+
+class ModelOverTiedCell(TiedCell):
+    """A model's verdict for `chosen` in a cell whose calibration named deadline and could not
+    tell it from `tied` (ioaz.model.verdicts.matrix_cell: the cell's ties, less the choice)."""
+
+    def __init__(self, chosen: str, tied: tuple[str, ...]) -> None:
+        super().__init__(tied)
+        self.chosen = chosen
+
+    def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
+        ties = tuple(p for p in ("deadline", *self.tied) if p != self.chosen)
+        return Verdict(self.chosen, "model:test", goal, f"model -> {self.chosen}",
+                       cell="8/random/read", second_opinion="deadline", within_noise=ties)
+
+
+@pytest.mark.parametrize("found,tied,kept", [
+    ("mq-deadline", ("sstf", "vr"), True),   # the kernel's default realises deadline: kept
+    ("bfq", ("sstf", "vr"), False),          # bfq realises neither deadline nor vr: switched
+    ("bfq", ("sstf", "anticipatory"), True),  # an operator's bfq realises anticipatory: kept
+    ("kyber", (), False),                     # no ties: the model's choice is taken
+])
+def test_the_scheduler_found_running_is_kept_when_it_is_within_the_cells_noise(
+        found: str, tied: tuple[str, ...], kept: bool) -> None:
+    state = replace(initial_state(HDD, available=OFFERED), found=found)
+    ds = []
+    for i in range(4):
+        d = step(feats("8/random/read"), state, replace(QUICK, first_choice_windows=1),
+                 ModelOverTiedCell("sstf", tied), 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+    if kept:
+        assert not switches(ds)
+        assert {d.reason for d in ds} == {"within_noise"}
+        assert f"{found}, the scheduler found running, realises" in ds[0].text
+        assert ds[-1].policy is None and ds[-1].state.streak == 0
+    else:
+        assert [d.policy for d in switches(ds)] == ["sstf"] and ds[0].switch
+        assert "within_noise" not in {d.reason for d in ds}
+
+
+def test_once_ioaz_has_chosen_the_scheduler_found_counts_for_nothing() -> None:
+    """found is the scheduler running while ioaz has put no policy in force; after ioaz's own
+    switch the within-noise rule looks at ioaz's policy alone."""
+    state = replace(initial_state(HDD, available=OFFERED), found="mq-deadline", policy="stream",
+                    since=0.0, last_switch=0.0)
+    d = step(feats("8/random/read"), state, replace(QUICK, hysteresis_windows=1),
+             ModelOverTiedCell("sstf", ("vr",)), 1000.0, CTX.policies)
+    assert d.switch and d.policy == "sstf", d.text

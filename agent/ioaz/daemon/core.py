@@ -145,7 +145,8 @@ class Daemon:
         except OSError:
             return False
         rec.available, rec.scheduler = line.available, line.active
-        rec.state = replace(rec.state, available=rec.available)
+        rec.state = replace(rec.state, available=rec.available,
+                            found=rec.scheduler if rec.state.policy is None else None)
         return True
 
     def window(self) -> list[Decision]:

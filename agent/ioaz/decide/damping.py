@@ -85,6 +85,9 @@ class DeviceState:
     # however long the hold made one of them last, until another policy is chosen
     cycle: tuple[str, ...] = ()
     available: tuple[str, ...] = ()       # queue/scheduler choices; () = unknown
+    # the scheduler running while ioaz has put no policy in force (policy None): the kernel's
+    # default or an operator's, which the within-noise rule keeps as it keeps ioaz's own
+    found: str | None = None
     note: str = ""                        # why the mode is what it is (manual, pin)
     # trials (trial.py): the cell settled in with its policy in force, for how many
     # consecutive judged windows, and the goal's measure in the last of them (settled_kept)
@@ -252,6 +255,13 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", Reason.WITHIN_NOISE,
                    f"{verdict.text}; {state.policy} in force is within the noise of {wanted} "
                    "in this cell's calibration: kept",
+                   replace(state, candidate=None, streak=0, trials=live), verdict, calm=True)
+    tied = _found_realises(state, verdict.within_noise, policies) if kept is None else ()
+    if tied:
+        return out("hold", Reason.WITHIN_NOISE,
+                   f"{verdict.text}; {state.found}, the scheduler found running, realises "
+                   f"{' and '.join(tied)}, within the noise of {wanted} in this cell's "
+                   "calibration: kept",
                    replace(state, candidate=None, streak=0, trials=live), verdict, calm=True)
 
     streak = state.streak + 1 if wanted == state.candidate else 1
@@ -486,6 +496,19 @@ def _trial_back(state: DeviceState, result: TrialResult, now: float, out: Any,
     back = _switched(replace(state, trial=None, trials=state.trials + (result,)), result.base,
                      now, trial=True)
     return out("switch", Reason.TRIAL, f"{text}: back to {result.base}", back, resolution=res)
+
+
+def _found_realises(state: DeviceState, tied: tuple[str, ...],
+                    policies: PolicyTable | None) -> tuple[str, ...]:
+    """The policies of `tied` that the scheduler found running realises on this device, while
+    ioaz has put none in force. A switch away from it could gain nothing the cell's calibration
+    could measure, as from a tied policy ioaz set; the simulator starts from the found
+    scheduler's policy, so this is also where ioazd and the simulator agree. Scheduler names
+    only: the knobs found are the kernel's, not a policy's."""
+    if state.policy is not None or state.found is None:
+        return ()
+    return tuple(p for p in tied
+                 if (r := _realise(p, policies, state)) is not None and r.scheduler == state.found)
 
 
 def _realise(policy: str, policies: PolicyTable | None,
