@@ -448,6 +448,19 @@ def test_verbose_logs_each_window_so_a_late_switch_can_be_read_back(tmp_path, fa
     assert "already in force" in sdb[2]["why"]
 
 
+def one_disk(tmp_path, kernel, active: str, decide: str):
+    """A started daemon serving one disk, sdc, found running `active`."""
+    kernel.add_device("sdc", active=active, dev="8:32", rotational=True)
+    p = tmp_path / "ioaz.yaml"
+    p.write_text("devices: {include: ['sdc'], exclude: []}\n"
+                 f"decide: {{hysteresis_windows: 2, {decide}}}\n")
+    clock = iter(range(1000))
+    d = build(load_config(p), FakeSource(["sdc"]), FakeActuator(), kernel,
+              clock=lambda: float(next(clock)))
+    d.start()
+    return d
+
+
 def test_a_verdict_the_running_scheduler_already_realises_starts_no_dwell(tmp_path, fake_sys):
     """On the testbed's kernel (2026-11-26) the first window after ioazd started read udev's
     probe of the disk (one process, random reads: `deadline`), which ioazd took at once for
@@ -455,15 +468,7 @@ def test_a_verdict_the_running_scheduler_already_realises_starts_no_dwell(tmp_pa
     the real workload's stream waited 5 s for it. Now such a policy change keeps the clocks:
     the device is still under no dwell limit and no cooldown, and its switches budget is
     untouched."""
-    fake_sys.add_device("sdc", active="mq-deadline", dev="8:32", rotational=True)
-    p = tmp_path / "ioaz.yaml"
-    p.write_text("devices: {include: ['sdc'], exclude: []}\n"
-                 "decide: {hysteresis_windows: 2, min_dwell_s: 30, cooldown_s: 5}\n")
-    act = FakeActuator()
-    clock = iter(range(1000))
-    d = build(load_config(p), FakeSource(["sdc"]), act, fake_sys,
-              clock=lambda: float(next(clock)))
-    d.start()
+    d = one_disk(tmp_path, fake_sys, "mq-deadline", "min_dwell_s: 30, cooldown_s: 5")
     (first,) = d.window()
     assert first.action == "switch" and first.policy == "deadline"   # 1/random/write
     st = d.devices["sdc"].state
@@ -476,15 +481,7 @@ def test_a_verdict_the_running_scheduler_already_realises_starts_no_dwell(tmp_pa
 def test_the_scheduler_found_running_is_known_to_decide_until_ioaz_chooses(tmp_path, fake_sys):
     """decide's within-noise rule keeps the scheduler found running (damping._found_realises):
     the daemon tells it which one that is, and stops once a policy of ioaz's is in force."""
-    fake_sys.add_device("sdc", active="bfq", dev="8:32", rotational=True)
-    p = tmp_path / "ioaz.yaml"
-    p.write_text("devices: {include: ['sdc'], exclude: []}\n"
-                 "decide: {hysteresis_windows: 2, min_dwell_s: 0, cooldown_s: 0}\n")
-    act = FakeActuator()
-    clock = iter(range(1000))
-    d = build(load_config(p), FakeSource(["sdc"]), act, fake_sys,
-              clock=lambda: float(next(clock)))
-    d.start()
+    d = one_disk(tmp_path, fake_sys, "bfq", "min_dwell_s: 0, cooldown_s: 0")
     assert d.devices["sdc"].state.found == "bfq"
     (first,) = d.window()
     assert first.action == "switch" and first.policy == "deadline", first.text  # 1/random/write
