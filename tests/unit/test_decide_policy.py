@@ -489,8 +489,44 @@ def test_the_scheduler_found_running_is_kept_when_it_is_within_the_cells_noise(
         assert f"{found}, the scheduler found running, realises" in ds[0].text
         assert ds[-1].policy is None and ds[-1].state.streak == 0
     else:
-        assert [d.policy for d in switches(ds)] == ["sstf"] and ds[0].switch
+        # the model and the matrix disagree (deadline): the first choice takes the full
+        # hysteresis
+        assert [d.policy for d in switches(ds)] == ["sstf"] and ds[2].switch
         assert "within_noise" not in {d.reason for d in ds}
+
+
+class ModelAgainstMatrix:
+    """A model's verdict for sstf on every window, beside the matrix's `matrix` for the same
+    window (None: the matrix agrees)."""
+
+    def __init__(self, matrix: str | None) -> None:
+        self.matrix = matrix
+
+    def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
+        return Verdict("sstf", "model:test", goal, "model -> sstf", cell="8/random/read",
+                       second_opinion=self.matrix)
+
+
+@pytest.mark.parametrize("matrix,at", [(None, 0), ("anticipatory", 2)])
+def test_the_first_choice_waits_the_full_hysteresis_when_the_model_and_matrix_disagree(
+        matrix: str | None, at: int) -> None:
+    """On S's start under mq-deadline the kernel model said sstf (0.67) for one window where
+    the matrix said anticipatory, and the next window anticipatory (0.93): one window of a
+    disagreement took vr for 5 s."""
+    ds = run([RND8] * 4, replace(QUICK, first_choice_windows=1))
+    assert ds[0].switch   # the matrix alone: one window
+    state = initial_state(HDD, available=OFFERED)
+    ds = []
+    for i in range(4):
+        d = step(feats(RND8), state, replace(QUICK, first_choice_windows=1),
+                 ModelAgainstMatrix(matrix), 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+    assert [ds.index(d) for d in switches(ds)] == [at] and ds[at].policy == "sstf"
+    if matrix:
+        assert "seen 1 of 3 windows (first choice; the matrix says anticipatory)" in ds[0].text
+    # once ioaz has chosen, a disagreement is ordinary hysteresis
+    assert "first choice" not in ds[-1].text
 
 
 def test_once_ioaz_has_chosen_the_scheduler_found_counts_for_nothing() -> None:

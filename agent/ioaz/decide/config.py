@@ -44,7 +44,8 @@ class DecideConfig:
     # (no switch yet since it started): hysteresis keeps a choice made from evidence against
     # a passing window, and the scheduler found was not chosen for this workload, so waiting
     # protects nothing. A first window that misled costs one switch, after which the full
-    # damping applies.
+    # damping applies. When a model's verdict and the matrix's disagree on the window (the
+    # verdict's second_opinion), the first choice waits hysteresis_windows too.
     first_choice_windows: int = 1
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0

@@ -268,12 +268,17 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     state2 = replace(state, candidate=wanted, streak=streak, settled=None, settled_n=0,
                      recent=(), trials=live)
     found = state.last_switch is None   # the scheduler found at start: nothing chosen yet
-    needed = min(config.first_choice_windows, config.hysteresis_windows) if found \
+    # A model and the matrix that disagree on the window are a near tie (as for trials): one
+    # window of it is no better evidence than a passing one, so the first choice waits for
+    # the full hysteresis then.
+    quick = found and verdict.second_opinion is None
+    needed = min(config.first_choice_windows, config.hysteresis_windows) if quick \
         else config.hysteresis_windows
     if streak < needed:
+        first = "" if not found else " (first choice)" if quick else \
+            f" (first choice; the matrix says {verdict.second_opinion})"
         return out("hold", Reason.HYSTERESIS,
-                   f"{verdict.text}; seen {streak} of {needed} windows"
-                   + (" (first choice)" if found else ""), state2, verdict)
+                   f"{verdict.text}; seen {streak} of {needed} windows{first}", state2, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", Reason.DWELL,
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
