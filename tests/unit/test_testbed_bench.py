@@ -464,6 +464,7 @@ def test_raid_plan_names_its_disks_and_refuses_an_array_mdadm_would() -> None:
     plain = bench_cli.plan_from(p.parse_args([]))
     assert plain.raid is None and plain.disk_spec() == "model:wd500,model:wd500"
     assert not plain.profile and bench_cli.plan_from(p.parse_args(["--profile-ioazd"])).profile
+    assert not plain.verbose and bench_cli.plan_from(p.parse_args(["--verbose-ioazd"])).verbose
     plan = bench_cli.plan_from(p.parse_args(["--raid", "10", "--members", "4",
                                              "--model", "maxtor40"]))
     assert (plan.raid, plan.members, plan.chunk_kb) == ("10", 4, 512)

@@ -80,6 +80,7 @@ class Plan:
     members: int = 4                     # its disks
     chunk_kb: int = 512                  # its chunk (mdadm's default)
     profile: bool = False                # ioazd under cProfile, a .prof file a run
+    verbose: bool = False                # ioazd --verbose on every workload, not only mixes
     cpus: int = 2                        # the guest's vCPUs (all on one host thread)
 
     def disk_spec(self) -> str:
@@ -238,6 +239,7 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
         "chunk_kb": plan.chunk_kb, "profile": plan.profile,
+        "verbose": plan.verbose,
         "ioazd": contender_configs(plan.contenders, plan.queue_depth),
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()

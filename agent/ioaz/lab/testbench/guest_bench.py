@@ -241,7 +241,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     if contender.startswith("ioazd"):
         daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log",
                        raw / f"{tag}.ioazd.prof" if plan.get("profile") else None,
-                       verbose=bool(w.phases))
+                       verbose=bool(w.phases or plan.get("verbose")))
     stat_devs = list(dict.fromkeys([*devs, rawdev]))
     before = disk_stats(act.sysfs, stat_devs)
     busy0 = cpu_busy_s()

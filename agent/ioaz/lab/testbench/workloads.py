@@ -117,7 +117,8 @@ WORKLOADS: tuple[Workload, ...] = (
              "S '5 5 rand': five random readers and five random writers", setup=_S_SETUP),
     Workload("sysbench-rndrw", "rand", "sysbench",
              f"{_SYSBENCH} --file-test-mode=rndrw run > $OUT",
-             "sysbench fileio rndrw: 4 threads, 16 files of 2 GiB in all, 16 KiB requests",
+             "sysbench fileio rndrw: 4 threads, 16 files of 2 GiB in all, 16 KiB requests; "
+             "its MB/s is over the whole run, the fsync of every file at the end included",
              setup=f"mkdir -p $FS/sb && {_SYSBENCH} prepare > /dev/null && sync"),
     Workload("sysbench-seqrd", "seq", "sysbench",
              f"{_SYSBENCH} --file-test-mode=seqrd run > $OUT",
