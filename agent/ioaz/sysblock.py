@@ -27,9 +27,11 @@ IOSCHED_DIR = "queue/iosched"
 NR_REQUESTS = "queue/nr_requests"
 READ_AHEAD_KB = "queue/read_ahead_kb"
 QUEUE_DEPTH = "device/queue_depth"
+# writeback throttling's read-latency target (blk-wbt): 0 is off, -1 the kernel's default
+WBT_LAT_USEC = "queue/wbt_lat_usec"
 ROTATIONAL = "queue/rotational"
 # Queue-level settings in the order apply() writes them; restore() goes the other way.
-QUEUE_SETTINGS = (NR_REQUESTS, READ_AHEAD_KB, QUEUE_DEPTH)
+QUEUE_SETTINGS = (NR_REQUESTS, READ_AHEAD_KB, QUEUE_DEPTH, WBT_LAT_USEC)
 # how many device directories disk_of_devt keeps the disk of (then it starts afresh)
 DIRS_REMEMBERED = 4096
 # The attributes ioazd reads for every disk every window, which a BlockSysfs built with

@@ -259,3 +259,27 @@ def test_held_reads_follow_a_switch_and_a_new_backing_file(loop: str) -> None:
     finally:
         held.close()
     assert not held._held
+
+
+def test_writeback_throttling_off_outlasts_switches_and_is_restored(loop: str,
+                                                                     act: Actuator) -> None:
+    """The kernel behaviour ioazd's writeback_throttling rests on: bfq turns the kernel's
+    default throttling off for itself and a switch away turns it on again, but a 0 written by
+    hand stays off under every scheduler; restore puts the original target back."""
+    if not Path(f"/sys/block/{loop}/queue/wbt_lat_usec").exists():
+        pytest.skip(f"{loop} has no queue/wbt_lat_usec (kernel without CONFIG_BLK_WBT)")
+    Path(f"/sys/block/{loop}/queue/scheduler").write_text("mq-deadline")
+    default = sysread(loop, sf.WBT_LAT_USEC)
+    assert int(default) > 0, f"{loop}: throttling is off by default ({default})"
+    Path(f"/sys/block/{loop}/queue/scheduler").write_text("bfq")
+    assert sysread(loop, sf.WBT_LAT_USEC) == "0"            # bfq's own choice
+    Path(f"/sys/block/{loop}/queue/scheduler").write_text("mq-deadline")
+    assert sysread(loop, sf.WBT_LAT_USEC) == default         # and back with its scheduler
+    r = act.apply(loop, Realisation("mq-deadline"), QueueSettings(wbt_lat_usec=0))
+    assert r.ok and r.took() == {sf.WBT_LAT_USEC: "0"}, r.errors
+    for sched in ("bfq", "kyber", "mq-deadline"):
+        assert act.apply(loop, Realisation(sched), QueueSettings(wbt_lat_usec=0)).ok
+        assert (active(loop), sysread(loop, sf.WBT_LAT_USEC)) == (sched, "0")
+    r = act.restore(loop)
+    assert r.ok and r.restored, r.errors
+    assert (active(loop), sysread(loop, sf.WBT_LAT_USEC)) == ("mq-deadline", default)

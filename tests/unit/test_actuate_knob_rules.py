@@ -8,6 +8,7 @@ from ioaz.actuate.knob_rules import (
     deadline_expiries,
     raid_queue_depth,
     tune,
+    writeback_throttling,
 )
 from ioaz.actuate.types import QueueSettings
 from ioaz.classify.types import WindowFeatures, WorkloadClass
@@ -81,3 +82,21 @@ def test_policy_knobs_and_settings_override_the_rules() -> None:
 def test_no_rule_for_other_schedulers(sched: str) -> None:
     t = tune(Realisation(sched), features(p99=2.0, seq=0.0), SINGLE_DISK)
     assert t.knobs == {} and t.reasons == []
+
+
+@pytest.mark.parametrize("device,goal,mode,wanted", [
+    (SINGLE_DISK, "mean", "auto", 0),            # a rotating disk: off, as bfq sets it
+    (SINGLE_DISK, "throughput", "auto", 0),
+    (SINGLE_DISK, "latency", "auto", None),      # what throttling is for: the kernel's stays
+    (SINGLE_DISK, "mean", "kernel", None),       # the administrator's choice
+    (DeviceInfo("nvme0n1", rotational=False), "mean", "auto", None),
+    (DeviceInfo("sdx"), "mean", "auto", None),   # rotation unknown: left alone
+])
+def test_writeback_throttling_is_off_on_rotating_disks_but_for_latency(
+        device: DeviceInfo, goal: str, mode: str, wanted: int | None) -> None:
+    assert writeback_throttling(device, goal, mode) == wanted
+
+
+def test_tune_passes_the_queue_settings_through() -> None:
+    t = tune(Realisation("mq-deadline"), None, RAID, QueueSettings(wbt_lat_usec=0))
+    assert t.queue == QueueSettings(queue_depth=32, wbt_lat_usec=0)

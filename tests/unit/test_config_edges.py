@@ -99,3 +99,16 @@ def test_a_policy_naming_a_scheduler_this_kernel_lacks_is_accepted(tmp_path: Pat
     f.write_text(f"decide: {{policies: {mine}}}\n")
     table = load_config(f).decide.policies
     assert table is not None and "stream-v2" in repr(vars(table))
+
+
+def test_writeback_throttling_takes_auto_or_kernel_and_names_the_line(tmp_path: Path) -> None:
+    f = tmp_path / "ioaz.yaml"
+    f.write_text("window_s: 1\nwriteback_throttling: kernel\n")
+    assert load_config(f).writeback_throttling == "kernel"
+    f.write_text("window_s: 1\n")
+    assert load_config(f).writeback_throttling == "auto"
+    f.write_text("window_s: 1\nwriteback_throttling: off\n")   # YAML's off is false
+    with pytest.raises(ConfigError) as e:
+        load_config(f)
+    assert f"{f}:2: writeback_throttling: expected auto or kernel, got boolean false (a bare " \
+           "on/off is YAML's boolean)" in str(e.value)

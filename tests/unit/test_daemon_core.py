@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_sysfs import FakeKernel
-from ioaz.actuate.types import ActuationResult
+from ioaz.actuate.types import ActuationResult, QueueSettings
 from ioaz.daemon.compose import build
 from ioaz.daemon.config import load_config
 from ioaz.daemon.core import ControlError
@@ -67,15 +67,22 @@ class FakeActuator:
     applied: list = field(default_factory=list)
     knobs: list = field(default_factory=list)
     last_written: dict = field(default_factory=dict)
+    queues: list = field(default_factory=list)
 
     def check_drift(self, device, scheduler=None):
         return []
+
+    def apply(self, device, realisation, queue=None):
+        """What ioazd sets when it takes a disk (the queue settings, no switch)."""
+        self.queues.append((device, realisation.scheduler, queue))
+        return ActuationResult(device=device, scheduler_after=realisation.scheduler)
 
     def apply_tuned(self, device, realisation, features, queue=None, raid=False):
         if device in self.broken:
             raise OSError(5, f"{device}: I/O error")
         self.applied.append((device, realisation.scheduler))
         self.knobs.append((device, dict(realisation.knobs)))
+        self.queues.append((device, realisation.scheduler, queue))
         return ActuationResult(device=device, switched=True, stall_s=0.01,
                                scheduler_after=realisation.scheduler)
 
@@ -488,3 +495,23 @@ def test_the_scheduler_found_running_is_known_to_decide_until_ioaz_chooses(tmp_p
     d.window()
     st = d.devices["sdc"].state
     assert st.policy == "deadline" and st.found is None
+
+
+def test_a_rotating_disk_gets_writeback_throttling_off_when_ioazd_takes_it(tmp_path, fake_sys):
+    """At start, under the scheduler found (no switch), and again with every switch; never in
+    a dry run, nor with writeback_throttling: kernel, nor for the latency goal."""
+    d, act = make(tmp_path, fake_sys)
+    d.start()
+    off = QueueSettings(wbt_lat_usec=0)
+    assert act.queues == [("sda", "none", off), ("sdb", "none", off)]
+    for _ in range(4):
+        d.window()
+    assert ("sdb", "mq-deadline", off) in act.queues
+    latency = BASE.replace("cooldown_s: 0}", "cooldown_s: 0, goal: latency}")
+    for dry, text in ((True, BASE), (False, BASE + "writeback_throttling: kernel\n"),
+                      (False, latency)):
+        p = tmp_path / "ioaz.yaml"
+        p.write_text(text)
+        other = FakeActuator()
+        build(load_config(p, dry_run=dry), FakeSource(["sda", "sdb"]), other, fake_sys).start()
+        assert other.queues == [], (dry, text)

@@ -155,8 +155,9 @@ class Actuator:
         """Switch `device` to the realisation's scheduler, set its knobs, then the queue settings.
 
         Order (the knobs live under the scheduler, and a switch resets nr_requests): scheduler,
-        knobs, nr_requests, read_ahead_kb, device/queue_depth. Only values that differ are
-        written. The originals are saved before the first write the device ever gets from us.
+        knobs, nr_requests, read_ahead_kb, device/queue_depth, wbt_lat_usec. Only values that
+        differ are written. The originals are saved before the first write the device ever
+        gets from us.
         """
         res = ActuationResult(device=device)
         try:
@@ -202,7 +203,8 @@ class Actuator:
         wanted_queue: list[tuple[str, Value]] = []
         for key, maybe in ((sf.NR_REQUESTS, queue.nr_requests),
                            (sf.READ_AHEAD_KB, queue.read_ahead_kb),
-                           (sf.QUEUE_DEPTH, queue.queue_depth)):
+                           (sf.QUEUE_DEPTH, queue.queue_depth),
+                           (sf.WBT_LAT_USEC, queue.wbt_lat_usec)):
             if maybe is None:
                 continue
             if not self.sysfs.has(device, key):

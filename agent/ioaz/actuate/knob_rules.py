@@ -1,7 +1,7 @@
 """Knob values computed from what was measured and what the device is: pure functions, no I/O.
 
 Each rule cites the finding it carries over, by section of A. Carroll, "I/O Scheduling on
-RAID", UNSW thesis, 2008 (docs/references.md).
+RAID", UNSW thesis, 2008 (docs/references.md), or the measurement it rests on.
 
 A rule returns only the knobs it has a reason to set; everything else stays at the kernel's
 default. Knobs the administrator wrote into policies.yaml win over every rule (tune()).
@@ -9,7 +9,7 @@ default. Knobs the administrator wrote into policies.yaml win over every rule (t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ioaz.actuate.types import QueueSettings, Value
 from ioaz.classify.types import WindowFeatures
@@ -33,6 +33,10 @@ RAID_QUEUE_DEPTH = 32
 # A window is "random" below this share of sequential requests (same threshold as classify's
 # default split; the rule only needs to know random from sequential).
 RANDOM_SEQ_RATIO = 0.5
+# The settings of `writeback_throttling` in the daemon's config: `auto` turns the kernel's
+# writeback throttling off on rotating disks unless the goal is latency; `kernel` leaves it
+# as the kernel sets it (on under mq-deadline, kyber and ioaz's elevators, off under bfq).
+WRITEBACK_THROTTLING = ("auto", "kernel")
 
 
 @dataclass
@@ -97,6 +101,25 @@ def raid_queue_depth(device: DeviceInfo) -> int | None:
     return None
 
 
+def writeback_throttling(device: DeviceInfo, goal: str, mode: str = "auto") -> int | None:
+    """queue/wbt_lat_usec for a disk ioazd manages: 0 (off) on a rotating disk unless the goal
+    is latency, else None (the kernel's setting stays).
+
+    Writeback throttling (blk-wbt) holds buffered write-back back while reads complete slower
+    than its target, 75 ms on a rotating disk, and under a read load a rotating disk's reads
+    are that slow: the writes wait in the page cache and are paid at fsync or at the dirty
+    limit. In the testbed guest, sysbench fileio rndrw under mq-deadline left 136 MB dirty
+    after its 120 s and spent 70 s in its closing fsync; with throttling off it wrote back
+    during the run and finished 1.10x faster (docs/testbed.md, "Writeback throttling").
+    bfq turns throttling off for itself (Linux b5dc5d4d1f4f); off under every scheduler,
+    ioazd's choice of scheduler is a choice of request order, not also of write-back policy.
+    For the latency goal throttling is what protects reads, so it stays.
+    """
+    if mode != "auto" or goal == "latency" or not device.rotational:
+        return None
+    return 0
+
+
 def tune(realisation: Realisation, features: WindowFeatures | None,
          device: DeviceInfo, queue: QueueSettings | None = None) -> Tuning:
     """The knobs and queue settings to apply with `realisation`, each rule's reason recorded.
@@ -130,6 +153,5 @@ def tune(realisation: Realisation, features: WindowFeatures | None,
         if k in t.knobs and t.knobs[k] != v:
             t.reasons.append(f"{k}={v}: set by the policy, overrides the rule's {t.knobs[k]}")
         t.knobs[k] = v
-    t.queue = QueueSettings(nr_requests=queue.nr_requests, read_ahead_kb=queue.read_ahead_kb,
-                            queue_depth=qd)
+    t.queue = replace(queue, queue_depth=qd)
     return t

@@ -29,11 +29,12 @@ class QueueSettings:
     nr_requests: int | None = None
     read_ahead_kb: int | None = None
     queue_depth: int | None = None
+    wbt_lat_usec: int | None = None     # writeback throttling's target; 0 turns it off
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> QueueSettings:
         return cls(nr_requests=d.get("nr_requests"), read_ahead_kb=d.get("read_ahead_kb"),
-                   queue_depth=d.get("queue_depth"))
+                   queue_depth=d.get("queue_depth"), wbt_lat_usec=d.get("wbt_lat_usec"))
 
 
 @dataclass

@@ -13,6 +13,8 @@ Top level:
       include: ["*"]               block device name globs to manage, or udev:KEY=GLOB
       exclude: ["loop*", "ram*", "zram*"]
     raid: []                       name globs of devices that are RAID arrays (knob rules)
+    writeback_throttling: auto     auto: off on rotating disks unless the goal is latency |
+                                   kernel: as the kernel sets it (actuate/knob_rules.py)
     thresholds: PATH               class thresholds (default decision_matrices/thresholds.yaml)
     state_dir: /run/ioaz           originals of changed devices, for restore after a crash
     socket: /run/ioaz/ioaz.sock    ioazctl's socket
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..actuate.knob_rules import WRITEBACK_THROTTLING
 from ..classify.classes import DEFAULT_THRESHOLDS, Thresholds, ThresholdsError, load_thresholds
 from ..decide import DecideContext, ValidationError, config_from_doc, load_context, load_file
 from ..home import HOME
@@ -51,7 +54,8 @@ DEFAULT_CONFIG = CHECKOUT_CONFIG if CHECKOUT_CONFIG.exists() else INSTALLED_CONF
 METRICS_DETAILS = ("basic", "full")
 # The file's top-level keys (the decide section's are in decision_matrices/schema.yaml).
 SETTINGS = ("window_s", "rest_window_s", "dry_run", "probe", "probe_sample", "devices", "raid",
-            "thresholds", "state_dir", "socket", "metrics", "history", "decide", "classifier")
+            "writeback_throttling", "thresholds", "state_dir", "socket", "metrics", "history",
+            "decide", "classifier")
 
 
 @dataclass
@@ -66,6 +70,7 @@ class DaemonConfig:
     include: tuple[str, ...] = ("*",)
     exclude: tuple[str, ...] = ("loop*", "ram*", "zram*")
     raid: tuple[str, ...] = ()
+    writeback_throttling: str = "auto"    # WRITEBACK_THROTTLING
     thresholds_file: Path = DEFAULT_THRESHOLDS
     state_dir: Path = Path("/run/ioaz")
     socket: Path = Path("/run/ioaz/ioaz.sock")
@@ -193,6 +198,16 @@ def load_config(path: os.PathLike | str | None = None,
                 cfg.exclude = _globs(doc, ("devices", "exclude"), issues)
     if "raid" in data:
         cfg.raid = _globs(doc, ("raid",), issues)
+    if "writeback_throttling" in data:
+        wbt = data["writeback_throttling"]
+        if wbt not in WRITEBACK_THROTTLING or isinstance(wbt, bool):
+            # YAML 1.1 reads a bare off, on, no or yes as a boolean
+            hint = " (a bare on/off is YAML's boolean)" if isinstance(wbt, bool) else ""
+            issues.append(doc.issue(("writeback_throttling",), "writeback_throttling: expected "
+                                    f"{' or '.join(WRITEBACK_THROTTLING)}, got "
+                                    f"{describe(wbt)}{hint}"))
+        else:
+            cfg.writeback_throttling = data["writeback_throttling"]
     for key, attr in (("state_dir", "state_dir"), ("socket", "socket"),
                       ("thresholds", "thresholds_file")):
         if key in data:

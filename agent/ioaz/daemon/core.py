@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from ..actuate import Actuator
+from ..actuate import Actuator, QueueSettings
+from ..actuate.knob_rules import writeback_throttling
 from ..classify.types import WindowFeatures
 from ..decide import (
     Decision,
@@ -136,7 +137,29 @@ class Daemon:
         rec = DeviceRecord(name=name, state=initial_state(info))
         self._refresh_scheduler(rec)
         self.devices[name] = rec
+        self._take_queue(rec)
         return rec
+
+    def queue_for(self, rec: DeviceRecord) -> QueueSettings:
+        """The queue settings ioazd keeps on a disk under whatever scheduler it runs."""
+        settings = self.config.decide.settings
+        goal = goal_for(rec.name, rec.state.goal, settings.goals, settings.goal)
+        return QueueSettings(wbt_lat_usec=writeback_throttling(
+            rec.state.info, goal, self.config.writeback_throttling))
+
+    def _take_queue(self, rec: DeviceRecord) -> None:
+        """Set queue_for() when ioazd takes a disk, under the scheduler it found: a disk whose
+        found scheduler ioazd keeps would otherwise never get them (originals saved first)."""
+        queue = self.queue_for(rec)
+        if (self.config.dry_run or rec.scheduler is None or not rec.available
+                or queue == QueueSettings()):
+            return
+        res = self.actuator.apply(rec.name, Realisation(rec.scheduler), queue)
+        took = {k.rsplit("/", 1)[-1]: v for k, v in res.took().items()}
+        if took or not res.ok:
+            log.log(logging.INFO if res.ok else logging.WARNING, json.dumps(
+                {"event": "queue", "device": rec.name, "took": took, "ok": res.ok,
+                 "errors": res.errors, "notes": res.notes}))
 
     def _refresh_scheduler(self, rec: DeviceRecord) -> bool:
         """The device's scheduler line read again; False when it could not be read."""
@@ -287,7 +310,7 @@ class Daemon:
         raid = any(fnmatch.fnmatchcase(rec.name, g) for g in self.config.raid)
         knobs = self.knobs_for(rec.name, d.goal, target, res.knobs if res else {})
         result = self.actuator.apply_tuned(rec.name, Realisation(target, knobs),
-                                           f, raid=raid)
+                                           f, self.queue_for(rec), raid=raid)
         if result.ok and same:
             rec.state = on_same_scheduler(rec.state, d.state)
         elif result.ok:

@@ -28,13 +28,21 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ioaz.actuate import Actuator, Realisation, StateStore, recover
+from ioaz.actuate import Actuator, QueueSettings, Realisation, StateStore, recover
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.sysblock import BlockSysfs
 
 RESULTS = Path(os.environ.get("IOAZ_RESULTS", "/mnt/results"))
 STATE_DIR = Path("/run/ioaz-bench/static")
 FS = "/mnt/fs"
+# The kernel ties writeback throttling to the scheduler (bfq turns it off, the others keep the
+# kernel's target, -1) only until someone writes queue/wbt_lat_usec: ioazd does, and the value
+# it puts back at exit is then fixed under every scheduler. So a static contender sets it as
+# the kernel would have for its scheduler on a fresh boot.
+def kernel_wbt(scheduler: str) -> int:
+    return 0 if scheduler == "bfq" else -1
+
+
 
 
 def sh(cmd: str, env: dict[str, str] | None = None, check: bool = True,
@@ -235,7 +243,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     if static:
         sched, knobs = plan.get("tuned", {}).get(static, (static, {}))
         for d in devs:
-            res = act.apply(d, Realisation(sched, dict(knobs)))
+            res = act.apply(d, Realisation(sched, dict(knobs)),
+                            QueueSettings(wbt_lat_usec=kernel_wbt(sched)))
             if not res.ok:
                 raise RuntimeError(f"{d}: switching to {static}: {'; '.join(res.errors)}")
     if contender.startswith("ioazd"):
@@ -243,6 +252,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
                        raw / f"{tag}.ioazd.prof" if plan.get("profile") else None,
                        verbose=bool(w.phases or plan.get("verbose")))
     stat_devs = list(dict.fromkeys([*devs, rawdev]))
+    wbt = {d: act.sysfs.read(d, "queue/wbt_lat_usec") for d in devs
+           if act.sysfs.has(d, "queue/wbt_lat_usec")}
     before = disk_stats(act.sysfs, stat_devs)
     busy0 = cpu_busy_s()
     daemon0 = process_cpu_s(daemon.proc.pid) if daemon else 0.0
@@ -273,7 +284,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     line = {"workload": w.name, "contender": contender, "round": rnd, "rc": r.returncode,
             "wall_s": round(wall, 2), "out": out.name, "stat_before": before,
             "stat_after": after, "cpu": cpu, "stderr": r.stderr[-500:], "ioazd_rc": daemon_rc,
-            "scheduler_at_end": chosen, "sched_counters": counters,
+            "scheduler_at_end": chosen, "sched_counters": counters, "wbt_at_start": wbt,
             "scheduler_after": {d: act.sysfs.scheduler(d).active for d in devs}}
     print(f"{tag}: rc {r.returncode}, {wall:.1f} s", flush=True)
     return line
