@@ -263,23 +263,25 @@ def test_held_reads_follow_a_switch_and_a_new_backing_file(loop: str) -> None:
 
 def test_writeback_throttling_off_outlasts_switches_and_is_restored(loop: str,
                                                                      act: Actuator) -> None:
-    """The kernel behaviour ioazd's writeback_throttling rests on: bfq turns the kernel's
-    default throttling off for itself and a switch away turns it on again, but a 0 written by
-    hand stays off under every scheduler; restore puts the original target back."""
+    """The kernel behaviour ioazd's writeback_throttling rests on: a 0 written to
+    queue/wbt_lat_usec stays off under every scheduler, and restore puts the original target
+    back. (That bfq turns the kernel's own default off, and a switch away turns it on again,
+    shows only on a queue whose target nobody ever wrote: a loop device keeps its queue from
+    one attachment to the next, so a test here cannot count on that; the guest showed it,
+    docs/reports/wbt-sysbench-2026-11-29.)"""
     if not Path(f"/sys/block/{loop}/queue/wbt_lat_usec").exists():
         pytest.skip(f"{loop} has no queue/wbt_lat_usec (kernel without CONFIG_BLK_WBT)")
     Path(f"/sys/block/{loop}/queue/scheduler").write_text("mq-deadline")
-    default = sysread(loop, sf.WBT_LAT_USEC)
-    assert int(default) > 0, f"{loop}: throttling is off by default ({default})"
-    Path(f"/sys/block/{loop}/queue/scheduler").write_text("bfq")
-    assert sysread(loop, sf.WBT_LAT_USEC) == "0"            # bfq's own choice
-    Path(f"/sys/block/{loop}/queue/scheduler").write_text("mq-deadline")
-    assert sysread(loop, sf.WBT_LAT_USEC) == default         # and back with its scheduler
+    original = sysread(loop, sf.WBT_LAT_USEC)
+    if original == "0":   # a target of 0 left by hand: give it one to put back
+        Path(f"/sys/block/{loop}/queue/wbt_lat_usec").write_text("-1")
+        original = sysread(loop, sf.WBT_LAT_USEC)
+    assert int(original) > 0, f"{loop}: writing -1 left throttling off ({original})"
     r = act.apply(loop, Realisation("mq-deadline"), QueueSettings(wbt_lat_usec=0))
     assert r.ok and r.took() == {sf.WBT_LAT_USEC: "0"}, r.errors
-    for sched in ("bfq", "kyber", "mq-deadline"):
+    for sched in ("bfq", "kyber", "mq-deadline", "none"):
         assert act.apply(loop, Realisation(sched), QueueSettings(wbt_lat_usec=0)).ok
         assert (active(loop), sysread(loop, sf.WBT_LAT_USEC)) == (sched, "0")
     r = act.restore(loop)
     assert r.ok and r.restored, r.errors
-    assert (active(loop), sysread(loop, sf.WBT_LAT_USEC)) == ("mq-deadline", default)
+    assert (active(loop), sysread(loop, sf.WBT_LAT_USEC)) == ("mq-deadline", original)
