@@ -28,7 +28,8 @@ _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 
 @dataclass(frozen=True)
 class Measured:
     mb_s: float                    # the application's throughput, in its workload's unit
-                                   # (MB/s, MB = 1e6 bytes; pgbench: transactions/s)
+                                   # (MB/s, MB = 1e6 bytes; pgbench: transactions/s
+                                   # to the end of its shutdown checkpoint)
     p99_ms: float | None           # the application's 99th percentile latency, when it has one
     disk_mb_s: float               # bytes the disk moved over the run's wall time
     phases: dict[str, float]       # a mix's per-phase MB/s
@@ -75,11 +76,15 @@ def sysbench(text: str) -> tuple[float, float | None]:
 
 
 def pgbench(text: str) -> float:
-    """Transactions per second (pgbench's own, without the connection time)."""
-    m = re.search(r"^tps = ([\d.]+)", text, re.MULTILINE)
+    """Transactions per second over the script's `wall T0 T1` line: from pgbench's start to the
+    end of the server's shutdown checkpoint (workloads.py says why not pgbench's own tps)."""
+    m = re.search(r"^number of transactions actually processed: (\d+)", text, re.MULTILINE)
     if not m:
-        raise ValueError(f"no pgbench tps in {text[-300:]!r}")
-    return float(m.group(1))
+        raise ValueError(f"no pgbench transaction count in {text[-300:]!r}")
+    w = re.search(r"^wall ([\d.]+) ([\d.]+)$", text, re.MULTILINE)
+    if not w:
+        raise ValueError(f"no wall-time line after pgbench's report in {text[-300:]!r}")
+    return int(m.group(1)) / max(float(w.group(2)) - float(w.group(1)), 1e-9)
 
 
 def dbench(text: str) -> float:
