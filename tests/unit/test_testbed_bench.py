@@ -557,7 +557,8 @@ def test_a_restless_contender_is_its_base_without_the_rest() -> None:
     assert cfg[quiet] == {**cfg[bench.KERNEL_MODEL], "rest_window_s": 0}
     assert "rest_window_s" not in cfg[bench.KERNEL_MODEL] or \
         cfg[bench.KERNEL_MODEL]["rest_window_s"] > 0
-    assert bench.restless_base("bfq-restless") is None
+    assert bench.variant_of("bfq-restless") is None
+    assert bench.variant_of(bench.KERNEL_MODEL) is None
     p = argparse.ArgumentParser()
     bench_cli.add_arguments(p)
     p.add_argument("--rounds", type=int)
@@ -568,3 +569,21 @@ def test_a_restless_contender_is_its_base_without_the_rest() -> None:
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-fast-restless"]))
     with pytest.raises(ValueError, match="ioazd-kernel-model: no model trained"):
         bench_cli.plan_from(p.parse_args(["--contenders", quiet]))
+
+
+def test_a_wbt_kernel_contender_leaves_writeback_throttling_to_the_kernel() -> None:
+    """`CONTENDER-wbt-kernel`: the same ioazd with writeback_throttling kernel, so that what
+    turning throttling off gains or costs is measured apart from the scheduler; the suffixes
+    combine, in either order, and the value is one ioazd's config file accepts."""
+    from ioaz.daemon import config as daemon_config
+    from ioaz.lab.testbench import bench
+    on = bench.KERNEL_MODEL + bench.WBT_KERNEL
+    both = bench.KERNEL_MODEL + bench.WBT_KERNEL + bench.RESTLESS
+    other = bench.KERNEL_MODEL + bench.RESTLESS + bench.WBT_KERNEL
+    cfg = bench.contender_configs([bench.KERNEL_MODEL, on, both, other], 1)
+    assert cfg[on] == {**cfg[bench.KERNEL_MODEL], "writeback_throttling": "kernel"}
+    assert cfg[both] == cfg[other] == {**cfg[on], "rest_window_s": 0}
+    assert cfg[bench.KERNEL_MODEL].get("writeback_throttling", "auto") == "auto"
+    assert bench.variant_of(both) == (bench.KERNEL_MODEL,
+                                      {"writeback_throttling": "kernel", "rest_window_s": 0})
+    assert cfg[on]["writeback_throttling"] in daemon_config.WRITEBACK_THROTTLING

@@ -47,9 +47,15 @@ KERNEL_MODEL = KERNEL + "-model"
 # and with the trials of ioazd-kernel-trials on the model's verdicts too
 KERNEL_MODEL_TRIALS = KERNEL_MODEL + "-trials"
 MODEL_CONTENDERS = (KERNEL_MODEL, KERNEL_MODEL_TRIALS)
-# any ioazd contender with this suffix: the same, but with the window never lengthened at rest
-# (rest_window_s 0, daemon/rest.py): what the rest saves, measured beside it
+# Suffixes an ioazd contender can carry, each the same contender with one setting changed, so
+# that the setting's worth is measured beside it in one run. RESTLESS: the window never
+# lengthened at rest (rest_window_s 0, daemon/rest.py): what the rest saves. WBT_KERNEL: the
+# kernel's writeback throttling left as the scheduler sets it (writeback_throttling kernel):
+# what turning it off gains or costs, apart from the scheduler ioazd chose.
 RESTLESS = "-restless"
+WBT_KERNEL = "-wbt-kernel"
+VARIANTS: dict[str, dict[str, Any]] = {RESTLESS: {"rest_window_s": 0},
+                                       WBT_KERNEL: {"writeback_throttling": "kernel"}}
 KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
@@ -128,11 +134,16 @@ def dry_base(contender: str) -> str | None:
     return contender.removeprefix(DRY_OVER) if contender.startswith(DRY_OVER) else None
 
 
-def restless_base(contender: str) -> str | None:
-    """The ioazd contender under `CONTENDER-restless`, None for every other contender."""
-    if contender.startswith("ioazd") and contender.endswith(RESTLESS):
-        return contender.removesuffix(RESTLESS)
-    return None
+def variant_of(contender: str) -> tuple[str, dict[str, Any]] | None:
+    """The ioazd contender under `CONTENDER-SUFFIX...` (VARIANTS, any of them, in any order)
+    and the settings its suffixes change; None for a contender without one."""
+    if not contender.startswith("ioazd"):
+        return None
+    base, changed = contender, {}
+    while found := next((s for s in VARIANTS if base.endswith(s)), None):
+        base = base.removesuffix(found)
+        changed.update(VARIANTS[found])
+    return (base, changed) if changed else None
 
 
 def is_dry(contender: str) -> bool:
@@ -187,13 +198,13 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     and `ioazd-dry`, the control: ioazd observing and deciding but never writing (dry_run), so
     that its run against the kernel default's is what observing alone costs in this guest
     (`ioazd-dry@STATIC` likewise over a static contender, which the guest sets first).
-    Each with RESTLESS after it: the same without the rest."""
+    Each with VARIANTS' suffixes after it: the same with their settings changed."""
     out = {}
     for given in contenders:
-        base = restless_base(given)
-        cfg = _contender_config(base or given, queue_depth)
+        base, changed = variant_of(given) or (given, {})
+        cfg = _contender_config(base, queue_depth)
         if cfg is not None:
-            out[given] = {**cfg, "rest_window_s": 0} if base else cfg
+            out[given] = {**cfg, **changed}
     return out
 
 

@@ -30,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "ioazd-GOAL, ioazd-dry (observes only: what observing costs) "
                         "and ioazd-dry@STATIC (observing over a static contender); any "
                         f"ioazd contender with {bench.RESTLESS} after it: never at rest "
-                        "(rest_window_s 0) (default: %(default)s)")
+                        f"(rest_window_s 0), or {bench.WBT_KERNEL}: the kernel's writeback "
+                        "throttling left as the scheduler sets it (default: %(default)s)")
     g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
     g.add_argument("--runtime", type=int, default=20, help="seconds of a timed run")
@@ -65,8 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def plan_from(args: argparse.Namespace) -> bench.Plan:
     given = [c.strip() for c in args.contenders.split(",") if c.strip()]
-    # `CONTENDER-restless` is checked as its CONTENDER
-    cs = [bench.restless_base(c) or c for c in given]
+    # `CONTENDER-restless` and the other variants are checked as their CONTENDER
+    cs = [(bench.variant_of(c) or (c, {}))[0] for c in given]
     named = ("ioazd", bench.DRY, *bench.KERNEL_CONTENDERS, bench.STREAM_TUNED)
     bad = [g for g, c in zip(given, cs, strict=True)
            if c not in bench.STATIC and c not in named
@@ -77,7 +78,8 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                          f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)}), {bench.DRY_OVER}STATIC "
                          "(STATIC: a static contender above), and any ioazd contender with "
-                         f"{bench.RESTLESS} after it (never at rest)")
+                         f"{bench.RESTLESS} (never at rest) or {bench.WBT_KERNEL} (the "
+                         "kernel's writeback throttling left on) after it")
     tuned = [c for c in cs if bench.STREAM_TUNED in (c, bench.dry_base(c))]
     if any(c in bench.KERNEL_CONTENDERS for c in cs) or tuned:
         missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)

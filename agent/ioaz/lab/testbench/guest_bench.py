@@ -35,14 +35,14 @@ from ioaz.sysblock import BlockSysfs
 RESULTS = Path(os.environ.get("IOAZ_RESULTS", "/mnt/results"))
 STATE_DIR = Path("/run/ioaz-bench/static")
 FS = "/mnt/fs"
+
+
 # The kernel ties writeback throttling to the scheduler (bfq turns it off, the others keep the
 # kernel's target, -1) only until someone writes queue/wbt_lat_usec: ioazd does, and the value
 # it puts back at exit is then fixed under every scheduler. So a static contender sets it as
 # the kernel would have for its scheduler on a fresh boot.
 def kernel_wbt(scheduler: str) -> int:
     return 0 if scheduler == "bfq" else -1
-
-
 
 
 def sh(cmd: str, env: dict[str, str] | None = None, check: bool = True,
