@@ -87,12 +87,18 @@ Dirty:             51236 kB
 Writeback:             0 kB
 wall 1000.5 1012.5
 """
-DBENCH_OUT = """ ReadX          10975     0.040    30.348
+DBENCH_OUT = """dbench version 4.00 - Copyright Andrew Tridgell 1999-2004
+
+Running for 120 seconds with load '/usr/share/dbench/client.txt' and minimum warmup 24 secs
+ ReadX          10975     0.040    30.348
  LockX             24     0.244     4.419
  UnlockX           24     0.176     3.789
  Flush            440    68.942   125.964
 
 Throughput 20.345 MB/sec  4 clients  4 procs  max_latency=125.998 ms
+Dirty:             20480 kB
+Writeback:             0 kB
+closing sync 500.0 504.0
 """
 
 # postmark 1.51's report (Debian's 1.53 package), as the binary printed it on this host
@@ -115,21 +121,26 @@ wall 100.25 102.75
 def test_application_parsers() -> None:
     """postmark: its bytes (in the unit it chose for each) over the script's wall time, not its
     whole seconds; pgbench: its transactions over the script's wall time; dbench: its
-    throughput line; each refuses output without it."""
+    throughput with its closing sync; each refuses output without what it needs."""
     assert measure.postmark(POSTMARK_OUT) == pytest.approx(
         (5.96 * 1024 ** 2 + 9.60 * 1024) / 2.5 / 1e6)
-    with pytest.raises(ValueError, match="no wall-time line"):
+    with pytest.raises(ValueError, match="no 'wall' line after postmark"):
         measure.postmark(POSTMARK_OUT.replace("wall 100.25 102.75\n", ""))
     with pytest.raises(ValueError, match="no postmark bytes read"):
         measure.postmark("Error: could not create directory\n")
     # 553 transactions over 12 s from pgbench's start to the end of the shutdown checkpoint,
     # not pgbench's own 55.6 tps
     assert measure.pgbench(PGBENCH_OUT) == pytest.approx(553 / 12.0)
-    with pytest.raises(ValueError, match="no wall-time line after pgbench"):
+    with pytest.raises(ValueError, match="no 'wall' line after pgbench"):
         measure.pgbench(PGBENCH_OUT.replace("wall 1000.5 1012.5\n", ""))
     with pytest.raises(ValueError, match="no pgbench transaction count"):
         measure.pgbench("pgbench: error: connection to server failed\n")
-    assert measure.dbench(DBENCH_OUT) == pytest.approx(20.345)
+    # 20.345 MB/s over the 96 s after the warm-up, spread over those and the 4 s closing sync
+    assert measure.dbench(DBENCH_OUT) == pytest.approx(20.345 * 96 / 100)
+    with pytest.raises(ValueError, match="no 'closing sync' line after dbench"):
+        measure.dbench(DBENCH_OUT.replace("closing sync 500.0 504.0\n", ""))
+    with pytest.raises(ValueError, match="no dbench 'Running for' line"):
+        measure.dbench(DBENCH_OUT.split("\n", 3)[3])
     with pytest.raises(ValueError, match="no dbench throughput"):
         measure.dbench("ERROR: failed to open /usr/share/dbench/client.txt\n")
 

@@ -75,24 +75,37 @@ def sysbench(text: str) -> tuple[float, float | None]:
             float(p.group(1)) if p else None)
 
 
+def stamped_s(text: str, label: str, program: str) -> float:
+    """Seconds between the two `date +%s.%N` stamps of the script's `LABEL T0 T1` line."""
+    w = re.search(rf"^{label} ([\d.]+) ([\d.]+)$", text, re.MULTILINE)
+    if not w:
+        raise ValueError(f"no '{label}' line after {program}'s report in {text[-300:]!r}")
+    return max(float(w.group(2)) - float(w.group(1)), 0.0)
+
+
 def pgbench(text: str) -> float:
     """Transactions per second over the script's `wall T0 T1` line: from pgbench's start to the
     end of the server's shutdown checkpoint (workloads.py says why not pgbench's own tps)."""
     m = re.search(r"^number of transactions actually processed: (\d+)", text, re.MULTILINE)
     if not m:
         raise ValueError(f"no pgbench transaction count in {text[-300:]!r}")
-    w = re.search(r"^wall ([\d.]+) ([\d.]+)$", text, re.MULTILINE)
-    if not w:
-        raise ValueError(f"no wall-time line after pgbench's report in {text[-300:]!r}")
-    return int(m.group(1)) / max(float(w.group(2)) - float(w.group(1)), 1e-9)
+    return int(m.group(1)) / max(stamped_s(text, "wall", "pgbench"), 1e-9)
 
 
 def dbench(text: str) -> float:
-    """dbench's own throughput line, in its MB/sec."""
+    """dbench's throughput with the closing sync of what it left dirty, in its MB/sec: its own
+    figure covers the run after its warm-up and none of the write-back still in the page cache
+    when it ends, so the bytes it counted (its MB/sec over the run less the warm-up, both from
+    its `Running for` line) are spread over that time and the script's `closing sync T0 T1`."""
     m = re.search(r"^Throughput ([\d.]+) MB/sec", text, re.MULTILINE)
     if not m:
         raise ValueError(f"no dbench throughput in {text[-300:]!r}")
-    return float(m.group(1))
+    run = re.search(r"^Running for (\d+) seconds .* minimum warmup (\d+) secs", text, re.MULTILINE)
+    if not run:
+        raise ValueError(f"no dbench 'Running for' line in {text[:300]!r}")
+    measured_s = max(int(run.group(1)) - int(run.group(2)), 1)
+    return float(m.group(1)) * measured_s / (
+        measured_s + stamped_s(text, "closing sync", "dbench"))
 
 
 _POSTMARK_UNITS = {"bytes": 1, "kilobytes": 1024, "megabytes": 1024 ** 2, "gigabytes": 1024 ** 3}
@@ -108,10 +121,7 @@ def postmark(text: str) -> float:
         if not m:
             raise ValueError(f"no postmark bytes {what} in {text[-300:]!r}")
         moved += float(m.group(1)) * _POSTMARK_UNITS[m.group(2)]
-    w = re.search(r"^wall ([\d.]+) ([\d.]+)$", text, re.MULTILINE)
-    if not w:
-        raise ValueError(f"no wall-time line after postmark's report in {text[-300:]!r}")
-    return moved / max(float(w.group(2)) - float(w.group(1)), 1e-9) / 1e6
+    return moved / max(stamped_s(text, "wall", "postmark"), 1e-9) / 1e6
 
 
 def disk_mb_s(before: Sequence[int], after: Sequence[int], wall_s: float) -> float:
