@@ -107,13 +107,12 @@ def writeback_throttling(device: DeviceInfo, goal: str, mode: str = "auto") -> i
 
     Writeback throttling (blk-wbt) holds buffered write-back back while reads complete slower
     than its target, 75 ms on a rotating disk, and under a read load a rotating disk's reads
-    are that slow: the writes wait in the page cache and are paid at fsync or at the dirty
-    limit. In the testbed guest, sysbench fileio rndrw under mq-deadline left 136 MB dirty
-    after its 120 s and spent 70 s in its closing fsync; with throttling off it wrote back
-    during the run and finished 1.10x faster (docs/testbed.md, "Writeback throttling").
-    bfq turns throttling off for itself (Linux b5dc5d4d1f4f); off under every scheduler,
-    ioazd's choice of scheduler is a choice of request order, not also of write-back policy.
-    For the latency goal throttling is what protects reads, so it stays.
+    are that slow: the writes wait in the page cache and are paid later, at an fsync, the dirty
+    limit or a checkpoint, often all at once (docs/testbed.md, "Writeback throttling" and the
+    thirty-sixth run). bfq turns throttling off for itself (Linux b5dc5d4d1f4f); off under
+    every scheduler, ioazd's choice of scheduler is a choice of request order, not also of
+    write-back policy. What it costs is the worst request (docs/limits.md), so for the latency
+    goal throttling stays.
     """
     if mode != "auto" or goal == "latency" or not device.rotational:
         return None
