@@ -598,3 +598,34 @@ def test_a_wbt_kernel_contender_leaves_writeback_throttling_to_the_kernel() -> N
     assert bench.variant_of(both) == (bench.KERNEL_MODEL,
                                       {"writeback_throttling": "kernel", "rest_window_s": 0})
     assert cfg[on]["writeback_throttling"] in daemon_config.WRITEBACK_THROTTLING
+
+
+def test_s_with_writers_is_counted_by_the_disk_as_s_does(tmp_path: Path) -> None:
+    """S's tests with writers take the disk's bytes over the run (S's iostat), not fio's, which
+    counts a buffered write on reaching the page cache; the readers-only tests keep fio's."""
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "guest.json").write_text(json.dumps({"fs": "sda", "raw": "sdb"}))
+    (tmp_path / "plan.json").write_text(json.dumps({"phase_s": 20}))
+    fio_out = json.dumps({"jobs": [
+        {"jobname": "r", "read": {"bw_bytes": 1e6, "clat_ns": {}},
+         "write": {"bw_bytes": 0, "clat_ns": {}}},
+        {"jobname": "w", "read": {"bw_bytes": 0, "clat_ns": {}},
+         "write": {"bw_bytes": 3e6, "clat_ns": {}}}]})
+    # the disk read 1e6 and wrote 0.5e6 bytes in the run's 10 s: 0.15 MB/s
+    before = [0] * 17
+    after = [0, 0, 1_000_000 // 512, 0, 0, 0, 500_000 // 512] + [0] * 10
+    lines = []
+    for w in ("s-5r5w-rand", "s-10r-rand"):
+        (tmp_path / "raw" / f"{w}.out").write_text(fio_out)
+        lines.append(json.dumps({"workload": w, "contender": "bfq", "round": 0, "rc": 0,
+                                 "wall_s": 10.0, "out": f"{w}.out",
+                                 "stat_before": {"sda": before, "sdb": before},
+                                 "stat_after": {"sda": after, "sdb": before}}))
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    got = bench.collect(tmp_path)
+    disk = (1_000_000 // 512 + 500_000 // 512) * 512 / 10 / 1e6
+    assert got["s-5r5w-rand"]["bfq"][0]["mb_s"] == pytest.approx(disk)
+    assert got["s-5r5w-rand"]["bfq"][0]["disk_mb_s"] == pytest.approx(disk)
+    assert got["s-10r-rand"]["bfq"][0]["mb_s"] == pytest.approx(4.0)
+    assert workloads.BY_NAME["s-5r5w-seq"].figure == "disk"
+    assert workloads.BY_NAME["s-5r5w-rand"].unit == "disk MB/s"

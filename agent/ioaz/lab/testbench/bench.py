@@ -333,7 +333,8 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
             row["sched_counters"] = line["sched_counters"][disk]
         if line["rc"] == 0:
             m = measure.run(results / "raw", line, w.parser, disk, bool(w.phases))
-            row.update(mb_s=m.mb_s, p99_ms=m.p99_ms, disk_mb_s=m.disk_mb_s, phases=m.phases)
+            row.update(mb_s=m.disk_mb_s if w.figure == "disk" else m.mb_s, p99_ms=m.p99_ms,
+                       disk_mb_s=m.disk_mb_s, phases=m.phases)
         else:
             row["error"] = line["stderr"]
         if line["contender"].startswith("ioazd"):
