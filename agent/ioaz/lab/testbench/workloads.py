@@ -151,6 +151,11 @@ _PG_SETUP = (_PG + "mkdir -p $FS/pg && chown postgres: $FS/pg && "
              f"postgres > /dev/null 2>&1; rc=$?; {_PG_CTL} stop; sync; exit $rc")
 
 
+# What the page cache still held unwritten when a program ended, appended to its output: what
+# its own figure left for later (pgbench, dbench).
+_DIRTY_AT_END = "grep -E '^(Dirty|Writeback):' /proc/meminfo >> $OUT; "
+
+
 # Its figure is the transactions over the wall time from pgbench's start to the end of the
 # server's shutdown checkpoint, as sysbench's and postmark's include their final write-back:
 # pgbench's own tps leaves out the write-back of the pages the run dirtied, so a policy that
@@ -160,7 +165,7 @@ _PG_SETUP = (_PG + "mkdir -p $FS/pg && chown postgres: $FS/pg && "
 def _pgbench(args: str) -> str:
     return (_PG + f"{_PG_CTL} -l $FS/pg/log start || exit 1; t0=$(date +%s.%N); "
             f"runuser -u postgres -- $PGBIN/pgbench -h /tmp -n -c 8 -j 2 -T $RT {args} "
-            f"postgres > $OUT 2>&1; rc=$?; grep -E '^(Dirty|Writeback):' /proc/meminfo >> $OUT; "
+            f"postgres > $OUT 2>&1; rc=$?; {_DIRTY_AT_END}"
             f"{_PG_CTL} stop || rc=1; echo \"wall $t0 $(date +%s.%N)\" >> $OUT; exit $rc")
 
 
@@ -188,7 +193,7 @@ APPLICATIONS: tuple[Workload, ...] = (
     # charges it to the figure), where deleting first would throw it away unpaid.
     Workload("dbench", "mixed", "dbench",
              "mkdir -p $FS/db && dbench -D $FS/db -t $RT -c /usr/share/dbench/client.txt 4 "
-             "> $OUT 2>&1; rc=$?; grep -E '^(Dirty|Writeback):' /proc/meminfo >> $OUT; "
+             "> $OUT 2>&1; rc=$?; " + _DIRTY_AT_END +
              "t0=$(date +%s.%N); sync; echo \"closing sync $t0 $(date +%s.%N)\" >> $OUT; "
              "rm -rf $FS/db; sync; exit $rc",
              "dbench 4 clients replaying its NetBench file-server trace (client.txt); its "
