@@ -642,3 +642,13 @@ def test_s_with_writers_is_counted_by_the_disk_as_s_does(tmp_path: Path) -> None
     assert got["s-10r-rand"]["bfq"][0]["mb_s"] == pytest.approx(4.0)
     assert workloads.BY_NAME["s-5r5w-seq"].figure == "disk"
     assert workloads.BY_NAME["s-5r5w-rand"].unit == "disk MB/s"
+    # the report's table gives the disk's bytes once, as the figure, where they are the figure
+    from ioaz.lab.report import Report
+    from ioaz.lab.testbench import bench_report
+    rep = Report(tmp_path / "report", "t")
+    bench_report.write(rep, bench_report.analyse(got), {"phase_s": 20, "rounds": 1,
+                                                        "runtime_s": 10, "model": "wd500",
+                                                        "kernel": "6.12", "path_credit_us": 350})
+    heads = [ln for s in rep.sections for ln in s.lines if ln.startswith("| contender |")]
+    assert len(heads) == 2
+    assert [h.count("MB/s") for h in heads] == [1, 2]   # s-5r5w-rand; s-10r-rand also fio's
