@@ -292,6 +292,8 @@ static __always_inline void count_completion(struct ioaz_dev_stats *s, int dir, 
 	if (start && start <= now) {
 		delta = now - start;
 		s->lat_sum_ns += delta;
+		if (dir == IOAZ_DIR_READ)
+			s->lat_read_ns += delta;
 		hist_add(s->lat_hist, IOAZ_LAT_SLOTS, delta);
 	} else {
 		s->lat_untimed++;

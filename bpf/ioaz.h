@@ -46,6 +46,8 @@ struct ioaz_dev_stats {
 	__u64 lat_sum_ns;	/* sum of submit-to-complete latency (also the
 				 * time-integral of requests in the block layer) */
 	__u64 lat_untimed;	/* completions without a submit timestamp */
+	__u64 lat_read_ns;	/* of lat_sum_ns, the reads': their time-integral
+				 * alone, as diskstats' "ms spent reading" */
 	__u64 svc_count;	/* completions with an issue timestamp */
 	__u64 svc_sum_ns;	/* sum of their issue-to-complete times */
 	__u64 lat_hist[IOAZ_LAT_SLOTS];

@@ -31,6 +31,7 @@ def _empty(name: str, t_ns: int, source: str, sysfs: BlockSysfs) -> DeviceSnapsh
     if devt is None:
         return None
     snap = DeviceSnapshot(name=name, major=devt[0], minor=devt[1], t_ns=t_ns, source=source)
+    snap.lat_read_ns = 0
     if source == "bpf":
         snap.bios, snap.bios_seq, snap.procs, snap.threads = 0, 0, {}, {}
     else:

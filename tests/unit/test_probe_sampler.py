@@ -168,6 +168,7 @@ def test_exact_counts_replace_the_sample():
     a = out["loop0"]
     assert a.completed[:2] == [100, 40] and a.completed_bytes[:2] == [800 * 512, 320 * 512]
     assert a.time_in_queue_ms == 75
+    assert a.lat_read_ns == 50 * 1_000_000   # the reads' part of it, by the same clock
     assert (a.bios, a.bios_seq, a.procs) == (30, 12, {42: 30})  # the sample's own
     b = out["loop1"]  # not sampled yet: counts, and empty sampled fields (not None)
     assert b.completed[0] == 5 and b.bios == 0 and b.procs == {} and b.source == "bpf"

@@ -353,7 +353,8 @@ def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> S
 
     Every disk of `wanted` or of the probe that /proc/diskstats has gets a snapshot: a disk the
     probe has not sampled yet still has its counts. Requests and bytes by direction, merges and
-    the time in queue (for the average depth) come from diskstats, the rest stays the sample's.
+    the time in queue and the reads' part of it (for the average depth) come from diskstats,
+    the rest stays the sample's.
     """
     out: Snapshot = {}
     for name in wanted | set(sampled):
@@ -368,6 +369,7 @@ def with_exact_counts(sampled: Snapshot, exact: Snapshot, wanted: set[str]) -> S
         s.completed = list(disk.completed)
         s.completed_bytes = list(disk.completed_bytes)
         s.time_in_queue_ms = disk.time_in_queue_ms
+        s.lat_read_ns = disk.lat_read_ns   # the reads' share of that time, by the same clock
         s.bio_merges, s.rq_merges = disk.bio_merges, disk.rq_merges
         s.sampled = True
         out[name] = s

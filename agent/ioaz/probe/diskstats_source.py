@@ -60,7 +60,7 @@ def parse_diskstats(text: str, t_ns: int, names: set[str] | None = None) -> Snap
             completed_bytes=[rsect * SECTOR, wsect * SECTOR, dsect * SECTOR, 0, 0],
             bios=None, bios_seq=None, bio_merges=rmerge + wmerge + dmerge, rq_merges=0,
             time_in_queue_ms=weighted_ms,
-            lat_sum_ns=(rms + wms + dms + fms) * 1_000_000,
+            lat_sum_ns=(rms + wms + dms + fms) * 1_000_000, lat_read_ns=rms * 1_000_000,
             lat_hist=[0] * LAT_SLOTS, size_hist=[0] * SIZE_SLOTS, procs=None)
     return out
 

@@ -49,6 +49,7 @@ DEV_STATS_FIELDS: tuple[tuple[str, int], ...] = (
     ("rq_merges", 1),
     ("lat_sum_ns", 1),
     ("lat_untimed", 1),
+    ("lat_read_ns", 1),
     ("svc_count", 1),
     ("svc_sum_ns", 1),
     ("lat_hist", LAT_SLOTS),

@@ -32,6 +32,9 @@ class DeviceSnapshot:
     # time-integral of the requests in the block layer.
     lat_sum_ns: int = 0
     lat_untimed: int = 0                     # completions the kernel had not timestamped
+    # Of lat_sum_ns, the reads': the reads in flight apart from the writes (a write-back
+    # queued behind synchronous readers is not their depth). None: the source cannot split.
+    lat_read_ns: int | None = None
     lat_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
     # Service time (issue-to-complete), only on queues whose kernel stamps the issue.
     svc_count: int = 0
@@ -62,6 +65,8 @@ class DeviceSnapshot:
         self.rq_merges += other.rq_merges
         self.lat_sum_ns += other.lat_sum_ns
         self.lat_untimed += other.lat_untimed
+        if other.lat_read_ns is not None:
+            self.lat_read_ns = (self.lat_read_ns or 0) + other.lat_read_ns
         self.svc_count += other.svc_count
         self.svc_sum_ns += other.svc_sum_ns
         if other.hist_bytes is not None:
