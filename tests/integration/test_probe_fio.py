@@ -122,6 +122,9 @@ def test_counts_agree_with_fio(probe, make_loop):
     assert wbytes == pytest.approx(fio["write_bytes"], rel=0.05)
     fio_ratio = fio["read_ios"] / (fio["read_ios"] + fio["write_ios"])
     assert whole.read_ratio == pytest.approx(fio_ratio, rel=0.05)
+    # the reads' depth is theirs alone: a part of the whole, neither none nor all of it
+    assert whole.read_depth is not None and whole.avg_depth is not None
+    assert 0 < whole.read_depth < whole.avg_depth, (whole.read_depth, whole.avg_depth)
     # Windows 2-4 are wholly inside fio's run: their mean rate is fio's mean rate.
     steady = [f.iops for f in feats[1:4]]
     assert sum(steady) / len(steady) == pytest.approx(fio["iops"], rel=0.05), \
@@ -210,6 +213,13 @@ def test_depth_per_process(probe, make_loop, rw, jobs, engine, iodepth, bs, want
                                 f"class processes: {detail})"
     assert all(f.workload_class and f.workload_class.processes == str(jobs)
                for f in feats[1:]), [str(f.workload_class) for f in feats]
+    # the reads' own depth (what a read class takes): all of it when only reads run, none of
+    # it when only writes do
+    split = [(f.read_depth, f.avg_depth) for f in feats[1:]]
+    if "read" in rw:
+        assert all(r == pytest.approx(a, rel=0.1) for r, a in split), split
+    else:
+        assert all(r is not None and r <= 0.02 * a for r, a in split), split
 
 
 def test_half_reads_half_writes_keep_one_class(probe, make_loop):

@@ -2,6 +2,7 @@
 (almost) nothing of keeps the previous class."""
 from __future__ import annotations
 
+import pytest
 from ioaz.classify.classes import Thresholds, classify, load_thresholds
 from ioaz.classify.features import compute_features
 from ioaz.classify.types import WorkloadClass
@@ -17,6 +18,7 @@ def snap(t_s: float, reads: int, bios: int, seq: int, procs: dict[int, int],
                           completed=[reads, 0, 0, 0, 0], completed_bytes=[reads * 4096, 0, 0,
                                                                            0, 0],
                           bios=bios, bios_seq=seq, lat_sum_ns=int(t_s * S),
+                          lat_read_ns=int(t_s * S),
                           lat_hist=[0] * LAT_SLOTS, size_hist=[0] * SIZE_SLOTS, procs=procs,
                           threads=threads)
 
@@ -36,6 +38,7 @@ def test_sixteen_threads_of_one_process_are_sixteen_submitters():
     assert c is not None and (c.processes, c.pattern) == ("16+", "random")
     d = f.observe_dict()
     assert d["processes"] == 1 and d["threads"] == 16 and d["class_kept"] is None
+    assert d["read_depth"] == pytest.approx(1.0)   # every request a read: all of the depth
 
 
 def test_without_thread_counts_the_processes_are_the_submitters():

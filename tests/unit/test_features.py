@@ -331,3 +331,37 @@ def test_observer_sees_another_disk_take_a_name_between_two_windows(tmp_path):
     assert [f.device for f in w.features] == ["sda"]
     w = obs.step()
     assert sorted(f.device for f in w.features) == ["sda", "sdb"] and not w.vanished
+
+
+def test_a_read_class_takes_the_reads_depth_not_the_write_backs():
+    """Five synchronous readers beside a buffered writer: the write-back's requests wait deep
+    in the scheduler (bfq holds them back for the readers), the readers hold about one each.
+    The read class is shallow by the reads' depth; a write class takes the rest; a source
+    that cannot split (the simulator, a dataset's row) keeps the whole depth as before."""
+    t = Thresholds()
+    f = _window(30.0, 0.0, processes=6)           # 30 in flight over 6 submitters: 5 each
+    f.read_ratio = 0.8
+    assert classify(f, t).depth == "deep"         # unsplit: the write-back counts
+    f.read_depth = 5.5                            # of the 30, the readers' 5.5
+    c = classify(f, t)
+    assert c is not None and c.mode == "read" and c.depth == "shallow"
+    assert depth_per_process(f, 6, read=True) == pytest.approx(5.5 / 6)
+    assert depth_per_process(f, 6, read=False) == pytest.approx(24.5 / 6)
+    assert depth_per_process(f, 6) == pytest.approx(5.0)   # no mode: the whole depth
+    f.read_ratio = 0.2                            # a write class: the write-back's depth
+    assert classify(f, t).depth == "deep"
+
+
+def test_read_depth_from_diskstats_ms_spent_reading():
+    """diskstats' ms spent reading over the window is the reads' depth, as its weighted ms
+    in queue is the whole depth (Little's law, iostat's aqu-sz); both from the same source."""
+    def line(rms: int, wms: int, weighted: int) -> str:
+        return f"   8       0 sdx 100 0 800 {rms} 50 0 400 {wms} 0 0 {weighted} 0 0 0 0 0 0"
+    old = parse_diskstats(line(1_000, 2_000, 3_000), 0)["sdx"]
+    new = parse_diskstats(line(1_500, 12_000, 14_000), 1 * S)["sdx"]
+    f = compute_features(old, new)
+    assert f.avg_depth == pytest.approx(11.0)
+    assert f.read_depth == pytest.approx(0.5)
+    # a source without the split: no read depth, the class takes the whole
+    new.lat_read_ns = old.lat_read_ns = None
+    assert compute_features(old, new).read_depth is None

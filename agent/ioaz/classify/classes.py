@@ -107,17 +107,28 @@ def process_bucket(n: int, t: Thresholds) -> str:
 _MAX_MERGE_RATIO = 0.95
 
 
-def depth_per_process(f: WindowFeatures, processes: int) -> float | None:
+def depth_per_process(f: WindowFeatures, processes: int, read: bool | None = None
+                      ) -> float | None:
     """Bios in flight per process, or None when the source cannot say.
 
     avg_depth counts requests in the block layer from submission to completion (Little's
     law, so under any scheduler a process that waits for each request holds about one);
     merged bios hide inside requests (8 adjacent 4 KiB write-backs become one request), so
-    requests are scaled by bios per request, 1 / (1 - merge_ratio)."""
+    requests are scaled by bios per request, 1 / (1 - merge_ratio).
+
+    `read` (the class's mode), where the source splits the depth (read_depth): only that
+    direction's requests count. Sequential readers beside a buffered writer hold one read
+    each, but the write-back's queue is deep, and deepest under the schedulers that hold it
+    back for the readers (bfq): counted whole, it made the readers "deep" and moved the
+    class off bfq to deadline's cell, 0.64x bfq on S's "5 5 seq" (docs/testbed.md,
+    thirty-ninth run)."""
     if f.avg_depth is None or f.submitters is None:
         return None   # diskstats: no processes, and its process count is made from avg_depth
+    depth = f.avg_depth
+    if read is not None and f.read_depth is not None:
+        depth = f.read_depth if read else max(0.0, f.avg_depth - f.read_depth)
     merged = min(f.merge_ratio or 0.0, _MAX_MERGE_RATIO)
-    return f.avg_depth / (1.0 - merged) / max(1, processes)
+    return depth / (1.0 - merged) / max(1, processes)
 
 
 def _side(ratio: float, threshold: float, band: float,
@@ -167,7 +178,7 @@ def classify(f: WindowFeatures, t: Thresholds,
     read, read_held = _side(f.read_ratio if f.read_ratio is not None else 1.0,
                             t.read_min_read_ratio, t.boundary_band, was_read)
     # unknown depth (diskstats) is taken as shallow, the same assumption its process count makes
-    depth = depth_per_process(f, procs)
+    depth = depth_per_process(f, procs, read)
     deep = depth is not None and depth >= t.deep_min_depth_per_process
     return WorkloadClass(processes=process_bucket(procs, t),
                          pattern="sequential" if sequential else "random",

@@ -76,6 +76,11 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         avg_depth = delta(new.lat_sum_ns, old.lat_sum_ns) / (window_s * 1e9)
     else:
         avg_depth = None
+    # The reads alone, by the same law: their times in flight summed (diskstats' ms spent
+    # reading, where the depth came from diskstats; the probe's, where from the probe).
+    read_depth = None
+    if avg_depth is not None and new.lat_read_ns is not None and old.lat_read_ns is not None:
+        read_depth = min(avg_depth, delta(new.lat_read_ns, old.lat_read_ns) / (window_s * 1e9))
 
     lat_hist = delta_list(new.lat_hist, old.lat_hist)
     size_hist = delta_list(new.size_hist, old.size_hist)
@@ -98,6 +103,7 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         seq_ratio=seq_ratio,
         processes=None if new.procs is None else _active(procs, min_process_share),
         avg_depth=avg_depth,
+        read_depth=read_depth,
         mean_size_bytes=(rw_bytes / (reads + writes)) if reads + writes else None,
         p50_latency_s=None if p50 is None else p50 / 1e9,
         p99_latency_s=None if p99 is None else p99 / 1e9,

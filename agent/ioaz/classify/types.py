@@ -85,6 +85,10 @@ class WindowFeatures:
     p99_latency_s: float | None
     merge_ratio: float | None
     source: str = "bpf"
+    # Of avg_depth, the reads in flight: what the class's depth axis takes for a read class,
+    # and avg_depth less it for a write class (classes.depth_per_process). None: the source
+    # cannot split them (the simulator, a dataset's row).
+    read_depth: float | None = None
     workload_class: WorkloadClass | None = None
     # Not part of the observe line, but kept for metrics and the simulator:
     requests: int = 0
@@ -124,4 +128,5 @@ class WindowFeatures:
         # added after the first contract, at the end so its order stays
         out["threads"] = self.threads
         out["class_kept"] = self.workload_class.kept if self.workload_class else None
+        out["read_depth"] = self.read_depth   # the reads' part of avg_depth (the depth axis)
         return out
