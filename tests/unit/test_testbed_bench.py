@@ -652,3 +652,25 @@ def test_s_with_writers_is_counted_by_the_disk_as_s_does(tmp_path: Path) -> None
     heads = [ln for s in rep.sections for ln in s.lines if ln.startswith("| contender |")]
     assert len(heads) == 2
     assert [h.count("MB/s") for h in heads] == [1, 2]   # s-5r5w-rand; s-10r-rand also fio's
+
+
+def test_a_late_static_contender_is_set_n_seconds_into_the_run() -> None:
+    """`lateN@STATIC`: the kernel default for N s, then STATIC, to measure what arriving late
+    costs a scheduler apart from ioazd; never a static contender itself (not a best static)."""
+    import argparse
+
+    from ioaz.lab.testbench import bench_cli, bench_report, guest_bench
+    assert guest_bench.late_of("late10@bfq") == (10, "bfq")
+    assert guest_bench.late_of("bfq") is None
+    assert guest_bench.late_of("ioazd-dry@bfq") is None
+    assert guest_bench.late_of("late@bfq") is None
+    assert bench.needs_elevators(["late5@stream"]) and not bench.needs_elevators(["late5@bfq"])
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,late10@bfq"]))
+    assert plan.contenders == ["bfq", "late10@bfq"]
+    with pytest.raises(ValueError, match="unknown late10@cfq"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "late10@cfq"]))
+    runs = {"bfq": [{"round": 0, "mb_s": 70.0}], "late10@bfq": [{"round": 0, "mb_s": 80.0}]}
+    assert bench_report.best_static(runs) == "bfq"

@@ -18,6 +18,7 @@ from typing import Any
 
 from ioaz.decide import load_matrix
 from ioaz.lab.testbench import lag, measure
+from ioaz.lab.testbench.guest_bench import late_of
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.located import load_file
 from ioaz.testbed import diskcheck, disks, vm
@@ -159,7 +160,8 @@ KMOD_SOURCES = ("Kbuild", "ioaz_sched.h", "ioaz_core.c", "ioaz_fifo.c", "ioaz_vr
 def needs_elevators(contenders: list[str]) -> bool:
     """A contender sets one of kmod's elevators, or is ioazd, which may choose one."""
     return any(c in ELEVATORS or c == STREAM_TUNED or dry_base(c) in (*ELEVATORS, STREAM_TUNED)
-               or c.startswith("ioazd") for c in contenders)
+               or (late_of(c) or (0, ""))[1] in ELEVATORS or c.startswith("ioazd")
+               for c in contenders)
 
 
 def elevator_module_problem(release: str, repo: Path = REPO) -> str | None:

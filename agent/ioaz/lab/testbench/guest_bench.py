@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -43,6 +44,19 @@ FS = "/mnt/fs"
 # the kernel would have for its scheduler on a fresh boot.
 def kernel_wbt(scheduler: str) -> int:
     return 0 if scheduler == "bfq" else -1
+
+
+# `lateN@STATIC`: the kernel's default for the run's first N s, then STATIC, set as a static
+# contender is: what arriving late costs a scheduler by itself. ioazd reaches its first choice
+# some seconds in, and a scheduler that builds on a process's history (bfq) may not do as well
+# from there as from the start.
+LATE = re.compile(r"late(\d+)@(.+)")
+
+
+def late_of(contender: str) -> tuple[int, str] | None:
+    """(N, STATIC) of `lateN@STATIC`, None for every other contender."""
+    m = LATE.fullmatch(contender)
+    return (int(m.group(1)), m.group(2)) if m else None
 
 
 def sh(cmd: str, env: dict[str, str] | None = None, check: bool = True,
@@ -240,13 +254,29 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     # a static contender, or the one under `ioazd-dry@STATIC`, which ioazd then only observes
     static = contender.partition("@")[2] if "@" in contender else \
         None if contender.startswith("ioazd") else contender
-    if static:
+    late = late_of(contender)
+
+    def set_static() -> None:
+        assert static is not None
         sched, knobs = plan.get("tuned", {}).get(static, (static, {}))
         for d in devs:
             res = act.apply(d, Realisation(sched, dict(knobs)),
                             QueueSettings(wbt_lat_usec=kernel_wbt(sched)))
             if not res.ok:
                 raise RuntimeError(f"{d}: switching to {static}: {'; '.join(res.errors)}")
+
+    switched: dict[str, Any] = {}
+
+    def set_late() -> None:
+        t = time.monotonic()
+        try:
+            set_static()
+            switched.update(at_s=round(t - start, 2), took_s=round(time.monotonic() - t, 3))
+        except (RuntimeError, OSError) as e:
+            switched["error"] = str(e)
+
+    if static and not late:
+        set_static()
     if contender.startswith("ioazd"):
         daemon = Ioazd(plan["ioazd"][contender], raw / f"{tag}.ioazd.log",
                        raw / f"{tag}.ioazd.prof" if plan.get("profile") else None,
@@ -263,9 +293,17 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     start = time.monotonic()
     if daemon:
         daemon.mark("workload start")
+    timer = threading.Timer(late[0], set_late) if late else None
+    if timer:
+        timer.start()
     r = sh(w.script, env={**env, "OUT": str(out)}, check=False,
            timeout=plan["runtime_s"] * 10 + plan["phase_s"] * 40 + 600)
     wall = time.monotonic() - start
+    if timer:
+        timer.cancel()
+        timer.join()
+        if "error" in switched:
+            raise RuntimeError(f"{contender}: {switched['error']}")
     if daemon:
         daemon.mark("workload end")
     after = disk_stats(act.sysfs, stat_devs)
@@ -285,7 +323,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
             "wall_s": round(wall, 2), "out": out.name, "stat_before": before,
             "stat_after": after, "cpu": cpu, "stderr": r.stderr[-500:], "ioazd_rc": daemon_rc,
             "scheduler_at_end": chosen, "sched_counters": counters, "wbt_at_start": wbt,
-            "scheduler_after": {d: act.sysfs.scheduler(d).active for d in devs}}
+            "scheduler_after": {d: act.sysfs.scheduler(d).active for d in devs},
+            "late_switch": switched or None}
     print(f"{tag}: rc {r.returncode}, {wall:.1f} s", flush=True)
     return line
 
