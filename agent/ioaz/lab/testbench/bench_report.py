@@ -13,6 +13,7 @@ from typing import Any
 from ioaz.lab.report import Report, Section, figure
 from ioaz.lab.testbench import measure
 from ioaz.lab.testbench.bench import DRY, RULES, STATIC_CONTENDERS, dry_base, is_dry
+from ioaz.lab.testbench.guest_bench import late_of
 from ioaz.lab.testbench.workloads import BY_NAME
 
 Table = dict[str, dict[str, list[dict[str, Any]]]]
@@ -230,9 +231,12 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         f"{meta['phase_s']:g} s; page cache dropped before every run. Contenders: the static "
         "schedulers (set through ioaz's actuator and put back after each run) and ioazd with "
         "the shipped configuration (deploy/ioaz.yaml, goal in its name when not the default), "
-        "started from the kernel's default at each run's start and stopped at its end. The "
-        "kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq and kyber "
-        "rows. Ratios are to the best static scheduler of the workload, paired by round; "
+        "started from the kernel's default at each run's start and stopped at its end"
+        + ("; lateN@STATIC: the kernel's default for the run's first N s, then STATIC, set as "
+           "the static contenders are (never a best static)"
+           if any(late_of(c) for c in a["contenders"]) else "")
+        + ". The kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq "
+        "and kyber rows. Ratios are to the best static scheduler of the workload, paired by round; "
         "± is the 95% interval over the rounds. Guest CPU busy: the share of the guest's "
         "vCPUs not idle (nor waiting for the disk) over the run, from /proc/stat; ioazd's CPU: "
         "its process's user and system time over the run, as a share of one vCPU (the vCPUs "
