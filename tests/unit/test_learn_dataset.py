@@ -9,7 +9,7 @@ import pytest
 from ioaz.classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ioaz.decide import load_matrix, validate_file
 from ioaz.learn.dataset import DatasetError, DatasetWriter, Row, read_rows
-from ioaz.learn.derive import IOAZ_AXES, derive_table, matrix_doc, write_matrix
+from ioaz.learn.derive import IOAZ_AXES, derive_table, matrix_doc, row_class, write_matrix
 
 
 def row(workload: str, cand: str, mean: float, *, procs: int = 4, seq: float = 0.0,
@@ -136,7 +136,6 @@ def test_the_closed_loop_settles_or_pays_for_its_cycle():
 
 
 def test_class_processes_column_is_optional_and_drives_derive_classes(tmp_path):
-    from ioaz.learn.derive import row_class
     t = load_thresholds(DEFAULT_THRESHOLDS)
     r = row("w16", "stream", 5.0, procs=5, seq=0.99)
     assert row_class(r, t, IOAZ_AXES) == "4/sequential/read"   # one window's count
@@ -160,6 +159,20 @@ def test_class_processes_column_is_optional_and_drives_derive_classes(tmp_path):
     rows = read_rows(old)
     assert [x.candidate for x in rows] == ["stream", "cfq"]
     assert "f_class_processes" not in old.read_text().splitlines()[0]
+
+
+def test_a_rows_read_depth_gives_its_class_the_reads_depth(tmp_path):
+    """A calibration run of readers beside a write-back keeps the reads' depth, and derive's
+    class takes it as the daemon's does; a row written before the column takes the whole."""
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    r = row("mix", "cfq", 5.0, procs=4, seq=0.99, read=0.8, depth=32.0)
+    assert row_class(r, t) == "4/sequential/read/deep"        # no split: the whole depth
+    r.features["read_depth"] = 4.0                            # the readers' part: 1 each
+    assert row_class(r, t) == "4/sequential/read/shallow"
+    path = tmp_path / "mix.csv"
+    with DatasetWriter(path) as w:
+        w.write(r)
+    assert read_rows(path)[0].features["read_depth"] == 4.0
 
 
 def test_derive_splits_a_class_by_depth_and_fills_an_empty_depth_from_its_class(tmp_path):

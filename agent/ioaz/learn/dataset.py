@@ -26,8 +26,9 @@ FEATURES = ("iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio", "seq_
             "processes", "avg_depth", "mean_size_bytes", "p50_latency_s", "p99_latency_s",
             "merge_ratio")
 # Read by ioaz's classifier only (derive's classes), not a model's input; optional in a file,
-# as datasets written before it have no such column.
-CLASS_FEATURES = ("class_processes",)
+# as datasets written before them have no such column (read_depth: the class's depth axis
+# then takes the whole depth, as it did when they were written).
+CLASS_FEATURES = ("class_processes", "read_depth")
 OUTCOMES = ("throughput_mb_s", "proc_min_mb_s", "proc_max_mb_s", "proc_mean_mb_s",
             "p50_latency_s", "p99_latency_s", "requests")
 COLUMNS = (("device", "workload", "workload_class", "candidate", "policy", "scheduler", "knobs",
@@ -106,7 +107,7 @@ class Row:
             processes=None if proc is None else int(round(proc)),
             avg_depth=f.get("avg_depth"), mean_size_bytes=f.get("mean_size_bytes"),
             p50_latency_s=f.get("p50_latency_s"), p99_latency_s=f.get("p99_latency_s"),
-            merge_ratio=f.get("merge_ratio"), source="dataset",
+            merge_ratio=f.get("merge_ratio"), read_depth=f.get("read_depth"), source="dataset",
             requests=max(self.requests, int(f.get("iops") or 0.0)),
             class_processes=None if cproc is None else int(round(cproc)))
 

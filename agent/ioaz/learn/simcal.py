@@ -36,7 +36,8 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
 def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
     """One value per feature for a run: the median over its windows, the first one left out
     (it holds the start-up transient) when there are more than two. Also the class's process
-    count over the horizon (CLASS_FEATURES), which ioaz's classifier reads, not a model."""
+    count over the horizon and the reads' depth (CLASS_FEATURES), which ioaz's classifier
+    reads, not a model."""
     fill_class_processes(windows, Thresholds())
     ws = windows[1:] if len(windows) > 2 else windows
     # windows where nothing completed say nothing about the workload (a stalled scheduler:
