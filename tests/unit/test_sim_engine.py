@@ -79,6 +79,24 @@ def test_window_features_describe_the_workload() -> None:
     assert rnd.avg_depth is not None and rnd.avg_depth == pytest.approx(128, rel=0.2)
 
 
+def test_read_depth_is_the_reads_part_of_the_depth() -> None:
+    """As the probe's lat_read_ns gives the daemon: four synchronous readers hold about one
+    request each, whatever the 32-deep writer beside them holds; alone they hold it all."""
+    procs = [ProcSpec(name=f"r{i}", op="read", pattern="seq", size_kb=64, region_gb=1 + 40 * i)
+             for i in range(4)]
+    # random, so that its 32 bios stay 32 requests
+    writer = ProcSpec(name="w", op="write", pattern="rand", size_kb=4, sync=False, depth=32,
+                      region_gb=200)
+    both = Simulator(load_device("wd500"), "deadline",
+                     Workload("rw", [Phase(3.0, [*procs, writer])])).run().windows[1]
+    assert both.read_depth is not None and both.avg_depth is not None
+    assert both.read_depth == pytest.approx(4.0, abs=0.3)
+    assert both.avg_depth - both.read_depth > 20   # the writer's queue, not the readers'
+    alone = Simulator(load_device("wd500"), "deadline",
+                      Workload("r", [Phase(3.0, procs)])).run().windows[1]
+    assert alone.read_depth == pytest.approx(alone.avg_depth)
+
+
 def test_merge_ratio_of_sequential_async_writes() -> None:
     w = ProcSpec(name="w", op="write", pattern="seq", size_kb=4, sync=False, depth=32)
     res = Simulator(load_device("wd500"), "deadline", Workload("w", [Phase(2.0, [w])])).run()

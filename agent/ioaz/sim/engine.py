@@ -232,12 +232,14 @@ class Simulator:
         w.done += 1
         nsec = rq.nsec
         nbytes = nsec * SECTOR
+        took = now - rq.submit   # the probe's latency: submit to complete
         if rq.write:
             w.wbytes += nbytes
         else:
             w.reads += 1
             w.rbytes += nbytes
-        w.lat.append(now - rq.submit)   # the probe's latency: submit to complete
+            w.read_lat += took
+        w.lat.append(took)
         sb = size_slot(nbytes)   # the probe's size histogram slot
         sh = w.size_hist
         sh[sb] = sh.get(sb, 0) + 1
@@ -354,6 +356,9 @@ class Simulator:
             # the block layer (scheduler queue and device) is their summed submit-to-completion
             # time over the window
             avg_depth=sum(lat) / span,
+            # the reads' part of it, which the class's depth axis takes for a read class
+            # (classes.depth_per_process), as the probe's lat_read_ns gives the daemon
+            read_depth=min(sum(lat), w.read_lat) / span,
             mean_size_bytes=(w.rbytes + w.wbytes) / done if done else None,
             p50_latency_s=quantile.of_sorted(lat, 0.50),
             p99_latency_s=quantile.of_sorted(lat, 0.99),

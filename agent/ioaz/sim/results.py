@@ -46,6 +46,7 @@ class WindowCounts:
         "merges",
         "pids",
         "rbytes",
+        "read_lat",
         "reads",
         "seq",
         "size_hist",
@@ -55,6 +56,7 @@ class WindowCounts:
     def __init__(self) -> None:
         self.bios = self.seq = self.merges = self.done = self.reads = 0
         self.rbytes = self.wbytes = 0
+        self.read_lat = 0.0   # the reads' summed submit-to-complete time (their depth)
         self.pids: dict[int, int] = {}   # pid -> bios submitted this window
         self.lat: list[float] = []
         self.lat_hist: dict[int, int] = {}
