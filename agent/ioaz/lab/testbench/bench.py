@@ -336,7 +336,7 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
         if line["rc"] == 0:
             m = measure.run(results / "raw", line, w.parser, disk, bool(w.phases))
             row.update(mb_s=m.disk_mb_s if w.figure == "disk" else m.mb_s, p99_ms=m.p99_ms,
-                       disk_mb_s=m.disk_mb_s, phases=m.phases)
+                       disk_mb_s=m.disk_mb_s, phases=m.phases, phase_p99=m.phase_p99_ms)
         else:
             row["error"] = line["stderr"]
         if line["contender"].startswith("ioazd"):

@@ -61,6 +61,26 @@ def oracle(runs: dict[str, list[dict[str, Any]]], phases: tuple[str, ...]
     return rounds, choice
 
 
+def per_phase(rows: list[dict[str, Any]], best: list[dict[str, Any]], phases: tuple[str, ...]
+              ) -> dict[str, dict[str, float]]:
+    """A mix's contender phase by phase (fio's stonewalled groups): MB/s and p99, each also as a
+    ratio to the best static's same phase, paired by round. The mix's own p99 pools every
+    phase's requests, so it says little more than which phase was slowest."""
+    out: dict[str, dict[str, float]] = {}
+    for p in phases:
+        def of(rs: list[dict[str, Any]], key: str, p: str = p) -> list[dict[str, Any]]:
+            return [{"round": r["round"], key: r[key][p]} for r in rs
+                    if p in (r.get(key) or {})]
+        mb = measure.summarize(values(of(rows, "phases"), "phases"))
+        p99 = measure.summarize(values(of(rows, "phase_p99"), "phase_p99"))
+        out[p] = {"mb_s": mb.mean, "vs_best": paired(of(rows, "phases"), of(best, "phases"),
+                                                     "phases").mean,
+                  "p99_ms": p99.mean,
+                  "p99_vs_best": paired(of(rows, "phase_p99"), of(best, "phase_p99"),
+                                        "phase_p99").mean}
+    return out
+
+
 def _num(x: float | None, fmt: str) -> str:
     """A number, or "-" where there is none (dd reports no latency: its p99 is nan)."""
     return "-" if x is None or math.isnan(x) else format(x, fmt)
@@ -120,6 +140,9 @@ def analyse(table: Table) -> dict[str, Any]:
                     k: statistics.fmean(x.get(k, 0) for x in counters) for k in counters[0]}
             if any(r.get("scheduler_at_end") for r in rs):
                 res["contenders"][c]["at_end"] = [r.get("scheduler_at_end") for r in rs]
+        if BY_NAME[w].phases:
+            for c, rs in runs.items():
+                res["contenders"][c]["phases"] = per_phase(rs, runs[best], BY_NAME[w].phases)
         # the per-phase oracle chooses among static schedulers: under one it is that one
         if BY_NAME[w].phases and sum(c in STATIC_CONTENDERS for c in runs) >= 2:
             rounds, choice = oracle(runs, BY_NAME[w].phases)
@@ -195,6 +218,20 @@ def targets(a: dict[str, Any]) -> list[tuple[str, str, str]]:
     return rows
 
 
+def _phase_table(s: Section, contenders: list[str], r: dict[str, Any]) -> None:
+    s.text("Phase by phase (fio's stonewalled groups): the mix's p99 above pools the requests "
+           "of every phase, so it is mostly its slowest phase's; here each phase has its own, "
+           f"and ratios are to {r['best_static']}'s same phase.")
+    rows = []
+    for p in next((m["phases"] for m in r["contenders"].values() if m.get("phases")), {}):
+        for c in contenders:
+            got = r["contenders"].get(c, {}).get("phases", {}).get(p)
+            if got:
+                rows.append((p, c, _num(got["mb_s"], ".2f"), _num(got["vs_best"], ".3f"),
+                             _num(got["p99_ms"], ".1f"), _num(got["p99_vs_best"], ".3f")))
+    s.table(["phase", "contender", "MB/s", "x best static", "p99 ms", "p99 x best"], rows)
+
+
 def _disks_text(meta: dict[str, Any]) -> str:
     raid = meta.get("raid")
     if not raid:
@@ -209,6 +246,13 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
     rep.data["testbed"] = {"meta": meta, "analysis": a}
     for t, got, met in a["targets"]:
         rep.summary.append(f"{t}: {got} ({met})")
+    for w, r in a["workloads"].items():
+        for c, m in r["contenders"].items():
+            if c.startswith("ioazd") and not is_dry(c) and m.get("phases"):
+                rep.summary.append(
+                    f"{w}, {c} phase by phase x {r['best_static']} (MB/s; p99): " + ", ".join(
+                        f"{p} {_num(x['vs_best'], '.2f')}; {_num(x['p99_vs_best'], '.2f')}"
+                        for p, x in m["phases"].items()))
     if a.get("observe_cost"):
         rep.summary.append(
             "what observing alone costs in this guest (ioazd dry run x the scheduler it "
@@ -275,6 +319,8 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
             s.table(["contender", BY_NAME[w].unit, "x best static", "p99 ms", "p99 x best",
                      *(["disk MB/s"] if disk_col else []), "x oracle", "guest CPU busy",
                      "ioazd's CPU", "failed"], rows, digits=3)
+            if BY_NAME[w].phases:
+                _phase_table(s, a["contenders"], r)
             counted = {c: m["sched_counters"] for c, m in r["contenders"].items()
                        if m.get("sched_counters")}
             if counted:

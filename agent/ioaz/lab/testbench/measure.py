@@ -33,6 +33,8 @@ class Measured:
     p99_ms: float | None           # the application's 99th percentile latency, when it has one
     disk_mb_s: float               # bytes the disk moved over the run's wall time
     phases: dict[str, float]       # a mix's per-phase MB/s
+    phase_p99_ms: dict[str, float]  # and each phase's own p99 (the p99 above pools them all,
+                                    # so on a mix it is mostly the slowest phase's)
 
 
 def bins_percentile(bins: Mapping[int, int], q: float) -> float | None:
@@ -41,21 +43,31 @@ def bins_percentile(bins: Mapping[int, int], q: float) -> float | None:
     return None if found is None else float(found[0])
 
 
-def fio(text: str, stonewalled: bool = False) -> tuple[float, float | None, dict[str, float]]:
+def fio(text: str, stonewalled: bool = False
+        ) -> tuple[float, float | None, dict[str, float], dict[str, float]]:
     """fio json+: MB/s summed over concurrent groups (stonewalled groups: their mean, each
-    phase as long as the next), p99 completion latency from the merged bins, per-group MB/s."""
+    phase as long as the next), p99 completion latency from the merged bins, per-group MB/s and
+    per-group p99 in ms (a group that completed nothing has none)."""
     j = json.loads(text[text.index("{"):])
     groups: dict[str, float] = {}
-    bins: dict[int, int] = {}
+    bins: dict[str, dict[int, int]] = {}
     for job in j["jobs"]:
+        name = job["jobname"]
         bw = sum(job[d]["bw_bytes"] for d in ("read", "write")) / 1e6
-        groups[job["jobname"]] = groups.get(job["jobname"], 0.0) + bw
+        groups[name] = groups.get(name, 0.0) + bw
+        mine = bins.setdefault(name, {})
         for d in ("read", "write"):
             for k, v in (job[d]["clat_ns"].get("bins") or {}).items():
-                bins[int(k)] = bins.get(int(k), 0) + v
+                mine[int(k)] = mine.get(int(k), 0) + v
     total = statistics.fmean(groups.values()) if stonewalled else sum(groups.values())
-    p99 = bins_percentile(bins, 0.99)
-    return total, (p99 / 1e6 if p99 is not None else None), groups
+    merged: dict[int, int] = {}
+    for b in bins.values():
+        for k, v in b.items():
+            merged[k] = merged.get(k, 0) + v
+    p99 = bins_percentile(merged, 0.99)
+    per_group = {name: q / 1e6 for name, b in bins.items()
+                 if (q := bins_percentile(b, 0.99)) is not None}
+    return total, (p99 / 1e6 if p99 is not None else None), groups, per_group
 
 
 def dd(text: str) -> float:
@@ -135,8 +147,9 @@ def run(raw: Path, line: Mapping[str, Any], parser: str, disk: str,
     text = (raw / line["out"]).read_text(errors="replace")
     p99: float | None = None
     phases: dict[str, float] = {}
+    phase_p99: dict[str, float] = {}
     if parser == "fio":
-        mb_s, p99, phases = fio(text, stonewalled)
+        mb_s, p99, phases, phase_p99 = fio(text, stonewalled)
     elif parser == "dd":
         mb_s = dd(text)
     elif parser == "sysbench":
@@ -150,7 +163,7 @@ def run(raw: Path, line: Mapping[str, Any], parser: str, disk: str,
     else:
         raise ValueError(f"unknown parser {parser!r}")
     return Measured(mb_s, p99, disk_mb_s(line["stat_before"][disk], line["stat_after"][disk],
-                                         line["wall_s"]), phases)
+                                         line["wall_s"]), phases, phase_p99)
 
 
 @dataclass(frozen=True)
