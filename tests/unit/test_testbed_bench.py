@@ -240,6 +240,21 @@ def test_a_mix_is_reported_phase_by_phase() -> None:
     assert math.isnan(me["phases"][ph[0]]["p99_ms"])
 
 
+def test_the_sum_is_also_given_per_family() -> None:
+    """Sequential and random workloads are summed apart too (a reviewer's rule for HDD
+    scheduler results), each over its own workloads only."""
+    def two(best: float, mine: float) -> dict:
+        return {"bfq": [_row(r, best) for r in range(2)],
+                "ioazd": [_row(r, mine) for r in range(2)]}
+    an = bench_report.analyse({"s-10r-seq": two(10.0, 8.0), "s-1r-seq": two(10.0, 10.0),
+                               "s-10r-rand": two(1.0, 1.5)})
+    fam = an["mean_vs_best_by_family"]
+    assert fam["seq"]["ioazd"] == pytest.approx(0.9) and fam["seq"]["bfq"] == 1.0
+    assert fam["rand"]["ioazd"] == pytest.approx(1.5)
+    assert "mixed" not in fam
+    assert an["mean_vs_best"]["ioazd"] == pytest.approx((0.8 + 1.0 + 1.5) / 3)
+
+
 def test_a_workload_without_latency_passes_the_target_on_throughput() -> None:
     """dbench, pgbench, postmark and dd give no p99: the target is judged on throughput alone
     there (a missing p99 is not a miss), and a p99 10% over the best static's still fails."""
