@@ -28,7 +28,10 @@ def by_round(rows: list[dict[str, Any]], key: str) -> dict[int, float]:
 
 
 def paired(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str) -> measure.Summary:
-    ra, rb = by_round(a, key), by_round(b, key)
+    return ratio_by_round(by_round(a, key), by_round(b, key))
+
+
+def ratio_by_round(ra: dict[int, float], rb: dict[int, float]) -> measure.Summary:
     common = sorted(set(ra) & set(rb))
     return measure.ratio_ci([ra[k] for k in common], [rb[k] for k in common])
 
@@ -66,18 +69,16 @@ def per_phase(rows: list[dict[str, Any]], best: list[dict[str, Any]], phases: tu
     """A mix's contender phase by phase (fio's stonewalled groups): MB/s and p99, each also as a
     ratio to the best static's same phase, paired by round. The mix's own p99 pools every
     phase's requests, so it says little more than which phase was slowest."""
+    def phase(rs: list[dict[str, Any]], key: str, p: str) -> dict[int, float]:
+        return {r["round"]: r[key][p] for r in rs if p in (r.get(key) or {})}
+
     out: dict[str, dict[str, float]] = {}
     for p in phases:
-        def of(rs: list[dict[str, Any]], key: str, p: str = p) -> list[dict[str, Any]]:
-            return [{"round": r["round"], key: r[key][p]} for r in rs
-                    if p in (r.get(key) or {})]
-        mb = measure.summarize(values(of(rows, "phases"), "phases"))
-        p99 = measure.summarize(values(of(rows, "phase_p99"), "phase_p99"))
-        out[p] = {"mb_s": mb.mean, "vs_best": paired(of(rows, "phases"), of(best, "phases"),
-                                                     "phases").mean,
-                  "p99_ms": p99.mean,
-                  "p99_vs_best": paired(of(rows, "phase_p99"), of(best, "phase_p99"),
-                                        "phase_p99").mean}
+        mb, lat = phase(rows, "phases", p), phase(rows, "phase_p99", p)
+        out[p] = {"mb_s": measure.summarize(list(mb.values())).mean,
+                  "vs_best": ratio_by_round(mb, phase(best, "phases", p)).mean,
+                  "p99_ms": measure.summarize(list(lat.values())).mean,
+                  "p99_vs_best": ratio_by_round(lat, phase(best, "phase_p99", p)).mean}
     return out
 
 
@@ -150,10 +151,7 @@ def analyse(table: Table) -> dict[str, Any]:
             res["oracle_mb_s"] = statistics.fmean(rounds.values()) if rounds else None
             for c in runs:
                 if c.startswith("ioazd"):
-                    mine = by_round(runs[c], "mb_s")
-                    common = sorted(set(mine) & set(rounds))
-                    s = measure.ratio_ci([mine[k] for k in common],
-                                         [rounds[k] for k in common])
+                    s = ratio_by_round(by_round(runs[c], "mb_s"), rounds)
                     res["contenders"][c]["vs_oracle"] = s.mean
                     res["contenders"][c]["vs_oracle_ci"] = s.ci95
         out["workloads"][w] = res
