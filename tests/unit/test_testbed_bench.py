@@ -725,3 +725,31 @@ def test_a_late_static_contender_is_set_n_seconds_into_the_run() -> None:
         bench_cli.plan_from(p.parse_args(["--contenders", "late10@cfq"]))
     runs = {"bfq": [{"round": 0, "mb_s": 70.0}], "late10@bfq": [{"round": 0, "mb_s": 80.0}]}
     assert bench_report.best_static(runs) == "bfq"
+
+
+def test_a_static_contender_can_carry_its_schedulers_knobs() -> None:
+    """`STATIC+KNOB=VALUE`: bfq with low_latency 0, set by hand as an operator would; a static
+    contender (it can be the best static), and under lateN@ too."""
+    import argparse
+
+    from ioaz.lab.testbench import bench_cli, bench_report, guest_bench
+    assert guest_bench.knobbed("bfq+low_latency=0") == ("bfq", {"low_latency": 0})
+    assert guest_bench.knobbed("bfq+low_latency=0+slice_idle=-1") == (
+        "bfq", {"low_latency": 0, "slice_idle": -1})
+    assert guest_bench.knobbed("bfq") == ("bfq", {})
+    assert guest_bench.knobbed("bfq+low_latency") is None
+    assert bench.is_static("bfq+low_latency=0") and not bench.is_static("cfq+low_latency=0")
+    assert not bench.is_static("late10@bfq+low_latency=0")
+    assert bench.needs_elevators(["stream+wait_us=100"])
+    assert not bench.needs_elevators(["late5@bfq+low_latency=0"])
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    given = "bfq+low_latency=0,late10@bfq+low_latency=0,ioazd-dry@bfq+low_latency=0"
+    assert bench_cli.plan_from(p.parse_args(["--contenders", given])).contenders == \
+        given.split(",")
+    with pytest.raises(ValueError, match="unknown bfq\\+low_latency"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq+low_latency"]))
+    runs = {"bfq": [{"round": 0, "mb_s": 70.0}],
+            "bfq+low_latency=0": [{"round": 0, "mb_s": 80.0}]}
+    assert bench_report.best_static(runs) == "bfq+low_latency=0"

@@ -18,7 +18,7 @@ from typing import Any
 
 from ioaz.decide import load_matrix
 from ioaz.lab.testbench import lag, measure
-from ioaz.lab.testbench.guest_bench import late_of
+from ioaz.lab.testbench.guest_bench import knobbed, late_of
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.located import load_file
 from ioaz.testbed import diskcheck, disks, vm
@@ -147,6 +147,18 @@ def variant_of(contender: str) -> tuple[str, dict[str, Any]] | None:
     return (base, changed) if changed else None
 
 
+def is_static(contender: str) -> bool:
+    """Set before the run and left: a scheduler, stream-tuned, or `STATIC+KNOB=VALUE`
+    (guest_bench.knobbed), which an operator can set by hand as well."""
+    k = knobbed(contender)
+    return contender in STATIC_CONTENDERS or (k is not None and k[0] in STATIC)
+
+
+def scheduler_of(static: str) -> str:
+    """The scheduler a static contender sets: `bfq+low_latency=0` sets bfq."""
+    return static.partition("+")[0]
+
+
 def is_dry(contender: str) -> bool:
     return contender == DRY or dry_base(contender) is not None
 
@@ -159,8 +171,9 @@ KMOD_SOURCES = ("Kbuild", "ioaz_sched.h", "ioaz_core.c", "ioaz_fifo.c", "ioaz_vr
 
 def needs_elevators(contenders: list[str]) -> bool:
     """A contender sets one of kmod's elevators, or is ioazd, which may choose one."""
-    return any(c in ELEVATORS or c == STREAM_TUNED or dry_base(c) in (*ELEVATORS, STREAM_TUNED)
-               or (late_of(c) or (0, ""))[1] in ELEVATORS or c.startswith("ioazd")
+    kmod = (*ELEVATORS, STREAM_TUNED)
+    return any(scheduler_of(c) in kmod or scheduler_of(dry_base(c) or "") in kmod
+               or scheduler_of((late_of(c) or (0, ""))[1]) in kmod or c.startswith("ioazd")
                for c in contenders)
 
 

@@ -70,16 +70,17 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
     cs = [(bench.variant_of(c) or (c, {}))[0] for c in given]
     named = ("ioazd", bench.DRY, *bench.KERNEL_CONTENDERS, bench.STREAM_TUNED)
     bad = [g for g, c in zip(given, cs, strict=True)
-           if c not in bench.STATIC and c not in named
+           if not bench.is_static(c) and c not in named
            and not (c.startswith("ioazd-") and c.removeprefix("ioazd-") in bench.GOALS)
-           and bench.dry_base(c) not in bench.STATIC_CONTENDERS
-           and (bench.late_of(c) or (0, ""))[1] not in bench.STATIC]
+           and not bench.is_static(bench.dry_base(c) or "")
+           and not bench.is_static((bench.late_of(c) or (0, ""))[1])]
     if bad:
         raise ValueError(f"--contenders: unknown {', '.join(bad)}; use "
                          f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)}), {bench.DRY_OVER}STATIC "
                          "(STATIC: a static contender above), lateN@STATIC (STATIC set N s "
-                         "into the run), and any ioazd contender with "
+                         "into the run), STATIC+KNOB=INTEGER... (the scheduler's "
+                         "queue/iosched knobs set with it), and any ioazd contender with "
                          f"{bench.RESTLESS} (never at rest) or {bench.WBT_KERNEL} (the "
                          "kernel's writeback throttling left on) after it")
     tuned = [c for c in cs if bench.STREAM_TUNED in (c, bench.dry_base(c))]

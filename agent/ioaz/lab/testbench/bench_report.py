@@ -12,7 +12,15 @@ from typing import Any
 
 from ioaz.lab.report import Report, Section, figure
 from ioaz.lab.testbench import measure
-from ioaz.lab.testbench.bench import DRY, RULES, STATIC_CONTENDERS, dry_base, is_dry
+from ioaz.lab.testbench.bench import (
+    DRY,
+    RULES,
+    STATIC_CONTENDERS,
+    dry_base,
+    is_dry,
+    is_static,
+    scheduler_of,
+)
 from ioaz.lab.testbench.guest_bench import late_of
 from ioaz.lab.testbench.workloads import BY_NAME
 
@@ -38,7 +46,7 @@ def ratio_by_round(ra: dict[int, float], rb: dict[int, float]) -> measure.Summar
 
 def best_static(runs: dict[str, list[dict[str, Any]]]) -> str | None:
     st = {c: statistics.fmean(values(rs, "mb_s")) for c, rs in runs.items()
-          if c in STATIC_CONTENDERS and values(rs, "mb_s")}
+          if is_static(c) and values(rs, "mb_s")}
     return max(st, key=lambda c: st[c]) if st else None
 
 
@@ -50,7 +58,7 @@ def oracle(runs: dict[str, list[dict[str, Any]]], phases: tuple[str, ...]
     for p in phases:
         per = {c: statistics.fmean([r["phases"][p] for r in rs if r.get("phases")])
                for c, rs in runs.items()
-               if c in STATIC_CONTENDERS and any(r.get("phases") for r in rs)}
+               if is_static(c) and any(r.get("phases") for r in rs)}
         choice[p] = max(per, key=lambda c: per[c])
     rounds: dict[int, float] = {}
     for rnd in sorted({r["round"] for rs in runs.values() for r in rs}):
@@ -105,8 +113,8 @@ def analyse(table: Table) -> dict[str, Any]:
     out: dict[str, Any] = {"workloads": {}}
     contenders = sorted({c for runs in table.values() for c in runs},
                         key=lambda c: (c.startswith("ioazd"),
-                                       STATIC_CONTENDERS.index(c) if c in STATIC_CONTENDERS
-                                       else 0, c))
+                                       STATIC_CONTENDERS.index(scheduler_of(c))
+                                       if scheduler_of(c) in STATIC_CONTENDERS else 0, c))
     out["contenders"] = contenders
     norm: dict[str, list[float]] = {c: [] for c in contenders}
     for w, runs in table.items():
@@ -145,7 +153,7 @@ def analyse(table: Table) -> dict[str, Any]:
             for c, rs in runs.items():
                 res["contenders"][c]["phases"] = per_phase(rs, runs[best], BY_NAME[w].phases)
         # the per-phase oracle chooses among static schedulers: under one it is that one
-        if BY_NAME[w].phases and sum(c in STATIC_CONTENDERS for c in runs) >= 2:
+        if BY_NAME[w].phases and sum(is_static(c) for c in runs) >= 2:
             rounds, choice = oracle(runs, BY_NAME[w].phases)
             res["oracle_choice"] = choice
             res["oracle_mb_s"] = statistics.fmean(rounds.values()) if rounds else None

@@ -59,6 +59,21 @@ def late_of(contender: str) -> tuple[int, str] | None:
     return (int(m.group(1)), m.group(2)) if m else None
 
 
+# `STATIC+KNOB=VALUE...`: STATIC with its elevator's sysfs knobs set too (queue/iosched/KNOB),
+# as an operator would set them by hand: `bfq+low_latency=0`. Static like STATIC itself.
+KNOB = re.compile(r"([a-z_]+)=(-?\d+)")
+
+
+def knobbed(static: str) -> tuple[str, dict[str, int]] | None:
+    """(SCHEDULER, knobs) of `SCHEDULER+KNOB=VALUE...`, (SCHEDULER, {}) of a plain name, None
+    where a knob is not KNOB=INTEGER."""
+    sched, *given = static.split("+")
+    found = [KNOB.fullmatch(k) for k in given]
+    if not all(found):
+        return None
+    return sched, {m.group(1): int(m.group(2)) for m in found if m}
+
+
 def sh(cmd: str, env: dict[str, str] | None = None, check: bool = True,
        timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(["bash", "-c", cmd], env=env, text=True, capture_output=True,
@@ -258,7 +273,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
 
     def set_static() -> None:
         assert static is not None
-        sched, knobs = plan.get("tuned", {}).get(static, (static, {}))
+        sched, knobs = plan.get("tuned", {}).get(static) or knobbed(static) or (static, {})
         for d in devs:
             res = act.apply(d, Realisation(sched, dict(knobs)),
                             QueueSettings(wbt_lat_usec=kernel_wbt(sched)))
