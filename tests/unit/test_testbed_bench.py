@@ -753,3 +753,35 @@ def test_a_static_contender_can_carry_its_schedulers_knobs() -> None:
     runs = {"bfq": [{"round": 0, "mb_s": 70.0}],
             "bfq+low_latency=0": [{"round": 0, "mb_s": 80.0}]}
     assert bench_report.best_static(runs) == "bfq+low_latency=0"
+
+
+def test_the_vm_trace_samples_dirty_data_and_the_disks_bytes(tmp_path: Path) -> None:
+    """--trace vm: the page cache's dirty and write-back data, the dirty limits and the disk's
+    bytes, read from this machine's own /proc and /sys, a row each interval."""
+    import time
+
+    from ioaz.lab.testbench.guest_trace import VmSampler
+    dev = sorted(p.name for p in Path("/sys/block").iterdir())[0]
+    s = VmSampler(dev, tmp_path / "vm.tsv", interval_s=0.05)
+    time.sleep(0.3)
+    s.stop()
+    head, *rows = (tmp_path / "vm.tsv").read_text().splitlines()
+    assert head.split("\t") == list(VmSampler.COLUMNS)
+    assert len(rows) >= 3
+    t, dirty, wb, thresh, bg, rd, wr = (float(x) for x in rows[-1].split("\t"))
+    assert 0 < t < 5 and dirty >= 0 and wb >= 0 and rd >= 0 and wr >= 0
+    assert thresh > bg > 0   # the kernel's dirty limit is above its background limit
+
+
+def test_a_trace_is_named_and_checked_before_the_boot() -> None:
+    import argparse
+
+    from ioaz.lab.testbench import bench_cli
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--trace", "vm,bfq",
+                                             "--trace-bfq-s", "15"]))
+    assert plan.trace == ("vm", "bfq") and plan.trace_bfq_s == 15
+    with pytest.raises(ValueError, match="--trace: unknown blk"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--trace", "vm,blk"]))

@@ -72,6 +72,9 @@ GUEST_REPO = "/mnt/ioaz"                 # the checkout, as the guest mounts it
 AHCI_DEPTH = 32                          # the guest's disks' depth when the plan sets none
 
 
+TRACES = ("vm", "bfq")   # guest_trace.py's diagnostics
+
+
 @dataclass
 class Plan:
     workloads: list[Workload]
@@ -89,6 +92,8 @@ class Plan:
     profile: bool = False                # ioazd under cProfile, a .prof file a run
     verbose: bool = False                # ioazd --verbose on every workload, not only mixes
     cpus: int = 2                        # the guest's vCPUs (all on one host thread)
+    trace: tuple[str, ...] = ()          # guest_trace's diagnostics: "vm", "bfq"
+    trace_bfq_s: float = 20.0            # how long bfq's messages are kept from its setting
 
     def disk_spec(self) -> str:
         """The raw disk (or the array's members) first, then the file system's disk."""
@@ -265,7 +270,7 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "rounds": plan.rounds, "runtime_s": plan.runtime_s, "phase_s": plan.phase_s,
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
         "chunk_kb": plan.chunk_kb, "profile": plan.profile,
-        "verbose": plan.verbose,
+        "verbose": plan.verbose, "trace": list(plan.trace), "trace_bfq_s": plan.trace_bfq_s,
         "ioazd": contender_configs(plan.contenders, plan.queue_depth),
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()

@@ -60,6 +60,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--verbose-ioazd", action="store_true",
                    help="ioazd logs every window's class and verdict on every workload (it "
                         "does on the mixes anyway), at about a tenth more of its CPU")
+    g.add_argument("--trace", default="", metavar="WHAT,...",
+                   help="diagnostics recorded in the guest beside each run (not a measurement "
+                        "to compare with runs without them): vm (dirty and write-back data, "
+                        "the disk's bytes, each second), bfq (bfq's own messages for "
+                        "--trace-bfq-s after it is set)")
+    g.add_argument("--trace-bfq-s", type=float, default=20.0, metavar="S",
+                   help="seconds of bfq's messages kept with --trace bfq (default 20)")
     g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
                    help="write the report from an earlier run's DIR/guest, booting nothing")
 
@@ -112,6 +119,12 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                              "disks here")
         if args.chunk_kb < 4 or args.chunk_kb & (args.chunk_kb - 1):
             raise ValueError(f"--chunk-kb {args.chunk_kb}: a power of two, 4 or more")
+    trace = tuple(t.strip() for t in args.trace.split(",") if t.strip())
+    unknown = [t for t in trace if t not in bench.TRACES]
+    if unknown:
+        raise ValueError(f"--trace: unknown {', '.join(unknown)}; use {', '.join(bench.TRACES)}")
+    if args.trace_bfq_s <= 0:
+        raise ValueError(f"--trace-bfq-s {args.trace_bfq_s:g}: must be positive")
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
         raise ValueError("--rounds, --runtime and --phase must be positive")
@@ -121,7 +134,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                       queue_depth=args.queue_depth, path_credit_us=args.path_credit_us,
                       raid=args.raid, members=args.members, chunk_kb=args.chunk_kb,
                       profile=args.profile_ioazd, verbose=args.verbose_ioazd,
-                      cpus=args.cpus)
+                      cpus=args.cpus, trace=trace, trace_bfq_s=args.trace_bfq_s)
 
 
 def elevators_for(series: str) -> None:

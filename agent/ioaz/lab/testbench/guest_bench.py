@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ioaz.actuate import Actuator, QueueSettings, Realisation, StateStore, recover
+from ioaz.lab.testbench.guest_trace import BfqTrace, VmSampler, mount_tracefs
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.sysblock import BlockSysfs
 
@@ -218,6 +219,8 @@ def main(plan_file: str) -> int:
     raw.mkdir(parents=True, exist_ok=True)
     sh("insmod /mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko 2>/dev/null; "
        "modprobe -q -a bfq kyber-iosched", check=False)
+    if "bfq" in (plan.get("trace") or ()):
+        mount_tracefs()
     sysfs = BlockSysfs()
     act = Actuator(sysfs, StateStore(STATE_DIR))
     for r in recover(actuator=act):
@@ -281,10 +284,16 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
                 raise RuntimeError(f"{d}: switching to {static}: {'; '.join(res.errors)}")
 
     switched: dict[str, Any] = {}
+    traces = set(plan.get("trace") or ())
+    disk = env["FS_DEV"] if w.disk == "fs" else env["RAW"]
+    bfq_trace = BfqTrace(disk, plan.get("trace_bfq_s", 20), raw / f"{tag}.bfq.txt.gz") \
+        if "bfq" in traces else None
 
     def set_late() -> None:
         t = time.monotonic()
         try:
+            if bfq_trace:
+                bfq_trace.start()   # before the switch: bfq's first queues are what it shows
             set_static()
             switched.update(at_s=round(t - start, 2), took_s=round(time.monotonic() - t, 3))
         except (RuntimeError, OSError) as e:
@@ -305,6 +314,9 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     # its main thread runs the windows; the others are the probe's sampler, the API and metrics
     pid = daemon.proc.pid if daemon else 0
     window0 = process_cpu_s(pid, pid) if daemon else 0.0
+    sampler = VmSampler(disk, raw / f"{tag}.vm.tsv") if "vm" in traces else None
+    if bfq_trace and not late:
+        bfq_trace.start()
     start = time.monotonic()
     if daemon:
         daemon.mark("workload start")
@@ -314,6 +326,10 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     r = sh(w.script, env={**env, "OUT": str(out)}, check=False,
            timeout=plan["runtime_s"] * 10 + plan["phase_s"] * 40 + 600)
     wall = time.monotonic() - start
+    if sampler:
+        sampler.stop()
+    if bfq_trace:
+        bfq_trace.cancel()
     if timer:
         timer.cancel()
         timer.join()
