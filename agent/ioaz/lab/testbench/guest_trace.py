@@ -92,7 +92,10 @@ class BfqTrace:
             self.started = True
             self._w("tracing_on", "0")
             self._w("current_tracer", "blk")
-            self._w("buffer_size_kb", "65536")
+            # 16 MiB a CPU, taken from the workload's memory; when full, later messages are
+            # dropped, not the first ones: the first seconds are what the trace is for
+            self._w("buffer_size_kb", "16384")
+            self._w("options/overwrite", "0")
             self._w("trace", "")
             # notes only: bfq's messages, not every request's queue/dispatch/complete
             self._w(f"/sys/block/{self.dev}/trace/act_mask", "notify")
