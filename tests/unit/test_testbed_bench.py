@@ -785,3 +785,39 @@ def test_a_trace_is_named_and_checked_before_the_boot() -> None:
     assert plan.trace == ("vm", "bfq") and plan.trace_bfq_s == 15
     with pytest.raises(ValueError, match="--trace: unknown blk"):
         bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--trace", "vm,blk"]))
+
+
+# bfq's messages as the guest's blk tracer printed them (forty-eighth run, bfq set before the
+# run, a few of its lines, runs of spaces made one): a first queue, then four readers 0.3 s
+# later, two merged as cooperators and split again 1.2 s later
+BFQ_TRACE = """# tracer: blk
+#
+<...>-454 [001] d..1. 496.783925: 8,16 1,0 m N bfq454S allocated
+<...>-454 [001] d..1. 496.783990: 8,16 1,0 m N bfq454S add_request 1
+<...>-459 [001] d..1. 497.106573: 8,16 1,0 m N bfq459S allocated
+<...>-456 [001] d..1. 497.115560: 8,16 1,0 m N bfq456S allocated
+<...>-457 [001] d..1. 497.123173: 8,16 1,0 m N bfq457S allocated
+<...>-457 [001] d..1. 497.123261: 8,16 1,0 m N bfq457S merging with queue 459
+<...>-457 [001] d..1. 497.123271: 8,16 1,0 m N bfq459S merge_bfqqs: wr_busy 2
+<...>-458 [001] d..1. 497.130830: 8,16 1,0 m N bfq458S allocated
+<...>-458 [001] d..1. 497.130871: 8,16 1,0 m N bfq458S merging with queue 18446744073709551615
+<...>-458 [001] d..1. 497.130879: 8,16 1,0 m N bfqSHARED-S merge_bfqqs: wr_busy 2
+<...>-31 [000] d..1. 498.308596: 8,16 1,0 m N bfq31A allocated
+<...>-458 [000] d..1. 498.313086: 8,16 1,0 m N bfqSHARED-S splitting queue
+"""
+
+
+def test_a_bfq_trace_gives_its_queues_merges_and_splits(tmp_path: Path) -> None:
+    """--trace bfq: which synchronous queues bfq created when, which it merged (with its count
+    of busy raised queues) and when a merged queue was split; an asynchronous queue is not a
+    process's and is left out. The report says it per round."""
+    got = measure.bfq_queues(BFQ_TRACE)
+    assert got["created"] == [("454", 0.0), ("459", 0.323), ("456", 0.332), ("457", 0.339),
+                              ("458", 0.347)]
+    assert got["merged"] == [(0.339, "457", 2), (0.347, "458", 2)]
+    assert got["split"] == [1.529]
+    assert measure.bfq_queues("# tracer: blk\n") == {"created": [], "merged": [], "split": []}
+    line = bench_report._bfq_queues(got)
+    assert "5 synchronous queues created" in line and "457 at 0.339 s, wr_busy 2" in line
+    assert "split 1 times, the first at 1.529 s" in line
+    assert "none split" in bench_report._bfq_queues({**got, "split": []})

@@ -9,6 +9,7 @@ a single rotating disk the rules have nothing else to choose.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import time
 from collections import defaultdict
@@ -357,6 +358,9 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
                        disk_mb_s=m.disk_mb_s, phases=m.phases, phase_p99=m.phase_p99_ms)
         else:
             row["error"] = line["stderr"]
+        traced = results / "raw" / line["out"].replace(".out", ".bfq.txt.gz")
+        if traced.is_file():   # bench --trace bfq
+            row["bfq"] = measure.bfq_queues(gzip.decompress(traced.read_bytes()).decode())
         if line["contender"].startswith("ioazd"):
             # on an array, its first member's (scheduler_at_end has every member's last choice)
             log = results / "raw" / line["out"].replace(".out", ".ioazd.log")

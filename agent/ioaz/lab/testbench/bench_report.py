@@ -149,6 +149,9 @@ def analyse(table: Table) -> dict[str, Any]:
                     k: statistics.fmean(x.get(k, 0) for x in counters) for k in counters[0]}
             if any(r.get("scheduler_at_end") for r in rs):
                 res["contenders"][c]["at_end"] = [r.get("scheduler_at_end") for r in rs]
+            if any(r.get("bfq") for r in rs):
+                res["contenders"][c]["bfq"] = [(r["round"], r.get("bfq"), r.get("mb_s"))
+                                               for r in rs]
         if BY_NAME[w].phases:
             for c, rs in runs.items():
                 res["contenders"][c]["phases"] = per_phase(rs, runs[best], BY_NAME[w].phases)
@@ -355,12 +358,31 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                         s.text(f"{c} round {i}: " + ", ".join(map(_timeline_entry, tl)))
                 if m.get("lags"):
                     _lag_table(s, c, m["lags"])
+                for rnd, q, mb_s in m.get("bfq") or []:
+                    if q:
+                        s.text(f"{c} round {rnd} ({_num(mb_s, '.1f')} {BY_NAME[w].unit}), "
+                               f"bfq's trace: {_bfq_queues(q)}")
                 if meta.get("raid"):
                     for i, end in enumerate(m.get("at_end") or []):
                         if end:
                             s.text(f"{c} round {i}, each disk's scheduler when the workload "
                                    "ended: " + ", ".join(f"{d} {x}" for d, x in end.items()))
     _plot(rep, a, float(meta["phase_s"]))
+
+
+def _bfq_queues(q: dict[str, Any]) -> str:
+    """A run's bfq queues in a line: when they were created, merged and split (bfq_queues)."""
+    made = q["created"]
+    text = (f"{len(made)} synchronous queues created, "
+            + ", ".join(f"{pid} at {t:g} s" for pid, t in made[:10])
+            + (" ..." if len(made) > 10 else ""))
+    merges = q["merged"]
+    text += (f"; {len(merges)} merged (" + ", ".join(
+        f"{'a shared queue' if pid == 'SHARED-' else pid} at {t:g} s, wr_busy {busy}"
+        for t, pid, busy in merges) + ")") if merges else "; none merged"
+    text += (f"; split {len(q['split'])} times, the first at {q['split'][0]:g} s"
+             if q["split"] else "; none split within the trace (bfq never splits a stable merge)")
+    return text
 
 
 def _timeline_entry(e: dict[str, Any]) -> str:

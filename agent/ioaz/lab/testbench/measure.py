@@ -136,6 +136,39 @@ def postmark(text: str) -> float:
     return moved / max(stamped_s(text, "wall", "postmark"), 1e-9) / 1e6
 
 
+# bfq's messages as the blk tracer prints them (bench --trace bfq): time, "m N", the queue
+# ("bfq<pid>S" a process's synchronous queue, "bfqSHARED-S" a merged one), the message
+_BFQ_NOTE = re.compile(r"\s(\d+\.\d+):\s+\S+\s+\S+\s+m\s+N\s+bfq(\S*)\s+(.*)$")
+
+
+def bfq_queues(text: str) -> dict[str, Any]:
+    """From a bfq trace: the synchronous queues it created (pid, seconds from the first
+    message), the merges (seconds, the queue merged, bfq's count of busy weight-raised queues
+    then) and the splits of a merged queue. A merge never followed by a split is a stable one
+    (bfq never splits those)."""
+    created: list[tuple[str, float]] = []
+    merged: list[tuple[float, str, int]] = []
+    split: list[float] = []
+    t0 = None
+    pending = ""
+    for line in text.splitlines():
+        m = _BFQ_NOTE.search(line)
+        if not m:
+            continue
+        t, queue, msg = float(m.group(1)), m.group(2), m.group(3)
+        t0 = t if t0 is None else t0
+        at = round(t - t0, 3)
+        if msg == "allocated" and queue.endswith("S") and queue[:-1].isdigit():
+            created.append((queue[:-1], at))
+        elif msg.startswith("merging with queue"):
+            pending = queue.removesuffix("S")
+        elif msg.startswith("merge_bfqqs: wr_busy"):
+            merged.append((at, pending, int(msg.split()[-1])))
+        elif msg == "splitting queue":
+            split.append(at)
+    return {"created": created, "merged": merged, "split": split}
+
+
 def disk_mb_s(before: Sequence[int], after: Sequence[int], wall_s: float) -> float:
     sectors = (after[2] - before[2]) + (after[6] - before[6])
     return sectors * SECTOR / max(wall_s, 1e-9) / 1e6
