@@ -821,3 +821,22 @@ def test_a_bfq_trace_gives_its_queues_merges_and_splits(tmp_path: Path) -> None:
     assert "5 synchronous queues created" in line and "457 at 0.339 s, wr_busy 2" in line
     assert "split 1 times, the first at 1.529 s" in line
     assert "none split" in bench_report._bfq_queues({**got, "split": []})
+
+
+def test_a_workload_no_static_contender_ran_is_reported_without_ratios(tmp_path: Path) -> None:
+    """A diagnostic of late switches alone (no static contender) still gets its figures and
+    its bfq traces in the report, not a silently missing workload."""
+    from ioaz.lab.report import Report
+    got = {"s-5r5w-seq": {
+        "late10@bfq": [{"round": 0, "rc": 0, "mb_s": 45.2, "p99_ms": 154.1,
+                        "bfq": measure.bfq_queues(BFQ_TRACE)}],
+        "late10@bfq+low_latency=0": [{"round": 0, "rc": 0, "mb_s": 45.0, "p99_ms": 158.3}]}}
+    a = bench_report.analyse(got)
+    assert a["workloads"] == {} and set(a["unranked"]["s-5r5w-seq"]) == set(got["s-5r5w-seq"])
+    rep = Report(tmp_path / "report", "t")
+    bench_report.write(rep, a, {"phase_s": 20, "rounds": 1, "runtime_s": 120, "model": "wd500",
+                                "kernel": "6.12", "path_credit_us": 350})
+    text = "\n".join(ln for sec in rep.sections for ln in sec.lines)
+    assert "No static contender ran it, so no ratios" in text
+    assert "| late10@bfq | 45.20 ± " in text
+    assert "late10@bfq round 0 (45.2 disk MB/s), bfq's trace: 5 synchronous queues" in text

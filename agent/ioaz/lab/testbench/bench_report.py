@@ -119,7 +119,14 @@ def analyse(table: Table) -> dict[str, Any]:
     norm: dict[str, list[float]] = {c: [] for c in contenders}
     for w, runs in table.items():
         best = best_static(runs)
-        if best is None:
+        if best is None:   # no static contender ran it (a diagnostic): figures, no ratios
+            out.setdefault("unranked", {})[w] = {c: {
+                "mb_s": measure.summarize(values(rs, "mb_s")).mean,
+                "mb_s_ci": measure.summarize(values(rs, "mb_s")).ci95,
+                "p99_ms": measure.summarize(values(rs, "p99_ms")).mean,
+                "failed": sum(1 for r in rs if r["rc"] != 0),
+                "bfq": [(r["round"], r.get("bfq"), r.get("mb_s")) for r in rs]}
+                for c, rs in runs.items()}
             continue
         res: dict[str, Any] = {"best_static": best, "family": BY_NAME[w].family,
                                "contenders": {}}
@@ -358,16 +365,28 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                         s.text(f"{c} round {i}: " + ", ".join(map(_timeline_entry, tl)))
                 if m.get("lags"):
                     _lag_table(s, c, m["lags"])
-                for rnd, q, mb_s in m.get("bfq") or []:
-                    if q:
-                        s.text(f"{c} round {rnd} ({_num(mb_s, '.1f')} {BY_NAME[w].unit}), "
-                               f"bfq's trace: {_bfq_queues(q)}")
+                _bfq_lines(s, w, c, m.get("bfq") or [])
                 if meta.get("raid"):
                     for i, end in enumerate(m.get("at_end") or []):
                         if end:
                             s.text(f"{c} round {i}, each disk's scheduler when the workload "
                                    "ended: " + ", ".join(f"{d} {x}" for d, x in end.items()))
+    for w, cs in a.get("unranked", {}).items():
+        s = rep.section(f"{w}, no static contender")
+        s.text(f"**{w}**: {BY_NAME[w].what}. No static contender ran it, so no ratios.")
+        s.table(["contender", BY_NAME[w].unit, "p99 ms", "failed"],
+                [(c, f"{m['mb_s']:.2f} ± {m['mb_s_ci']:.2f}", _num(m["p99_ms"], ".1f"),
+                  m["failed"]) for c, m in cs.items()])
+        for c, m in cs.items():
+            _bfq_lines(s, w, c, m["bfq"])
     _plot(rep, a, float(meta["phase_s"]))
+
+
+def _bfq_lines(s: Section, w: str, c: str, rounds: list[Any]) -> None:
+    for rnd, q, mb_s in rounds:
+        if q:
+            s.text(f"{c} round {rnd} ({_num(mb_s, '.1f')} {BY_NAME[w].unit}), "
+                   f"bfq's trace: {_bfq_queues(q)}")
 
 
 def _bfq_queues(q: dict[str, Any]) -> str:
