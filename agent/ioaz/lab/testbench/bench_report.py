@@ -306,7 +306,9 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         "the shipped configuration (deploy/ioaz.yaml, goal in its name when not the default), "
         "started from the kernel's default at each run's start and stopped at its end"
         + ("; lateN@STATIC: the kernel's default for the run's first N s, then STATIC, set as "
-           "the static contenders are (never a best static)"
+           "the static contenders are (never a best static); primedN@STATIC: the same, the "
+           "switch made by a process that reads one block of the disk right after it and "
+           "exits"
            if any(late_of(c) for c in a["contenders"]) else "")
         + ". The kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq "
         "and kyber rows. Ratios are to the best static scheduler of the workload, paired by round; "

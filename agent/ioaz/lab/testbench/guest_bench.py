@@ -51,13 +51,33 @@ def kernel_wbt(scheduler: str) -> int:
 # contender is: what arriving late costs a scheduler by itself. ioazd reaches its first choice
 # some seconds in, and a scheduler that builds on a process's history (bfq) may not do as well
 # from there as from the start.
-LATE = re.compile(r"late(\d+)@(.+)")
+# `primedN@STATIC`: the same, but the switch is made by a short-lived process that reads one
+# block of the disk right after it, so that its bfq queue is the first bfq creates. bfq marks
+# for a merge the queues created within 180 ms of the one it created last and merges them
+# 0.6 s later for good, unless that one has no process left (docs/testbed.md, forty-eighth
+# run): the running processes' queues, created together at a switch, are then merged with
+# nothing. Whether the helper comes first is a race with them.
+LATE = re.compile(r"(late|primed)(\d+)@(.+)")
+PRIME = """
+import mmap, os, sys
+dev, sched = sys.argv[1], sys.argv[2]
+fd = os.open("/dev/" + dev, os.O_RDONLY | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+with open("/sys/block/" + dev + "/queue/scheduler", "w") as f:
+    f.write(sched)
+os.preadv(fd, [buf], 0)
+"""
 
 
 def late_of(contender: str) -> tuple[int, str] | None:
-    """(N, STATIC) of `lateN@STATIC`, None for every other contender."""
+    """(N, STATIC) of `lateN@STATIC` and `primedN@STATIC`, None for every other contender."""
     m = LATE.fullmatch(contender)
-    return (int(m.group(1)), m.group(2)) if m else None
+    return (int(m.group(2)), m.group(3)) if m else None
+
+
+def prime_switch(dev: str, scheduler: str) -> None:
+    """Switch `dev` to `scheduler` from a process that then reads one block and exits."""
+    sh(f"{sys.executable} -c '{PRIME}' {dev} {scheduler}", timeout=60)
 
 
 # `STATIC+KNOB=VALUE...`: STATIC with its elevator's sysfs knobs set too (queue/iosched/KNOB),
@@ -294,6 +314,15 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
         try:
             if bfq_trace:
                 bfq_trace.start()   # before the switch: bfq's first queues are what it shows
+            if contender.startswith("primed"):
+                # the originals saved first (the default's own throttling written), since the
+                # helper's switch is not the actuator's
+                now = act.sysfs.scheduler(disk).active
+                res = act.apply(disk, Realisation(now), QueueSettings(wbt_lat_usec=kernel_wbt(now)))
+                if not res.ok:
+                    raise RuntimeError(f"{disk}: {'; '.join(res.errors)}")
+                sched = (knobbed(static or "") or (static, {}))[0]
+                prime_switch(disk, str(sched))
             set_static()
             switched.update(at_s=round(t - start, 2), took_s=round(time.monotonic() - t, 3))
         except (RuntimeError, OSError) as e:
