@@ -56,16 +56,32 @@ def kernel_wbt(scheduler: str) -> int:
 # for a merge the queues created within 180 ms of the one it created last and merges them
 # 0.6 s later for good, unless that one has no process left (docs/testbed.md, forty-eighth
 # run): the running processes' queues, created together at a switch, are then merged with
-# nothing. Whether the helper comes first is a race with them.
+# nothing. The helper's reader is a child spinning at real-time priority until the switch is
+# done, and the switch is written at real-time priority too, so that on a machine with two
+# CPUs none of the woken processes runs before the child's read (on more CPUs it is a race).
 LATE = re.compile(r"(late|primed)(\d+)@(.+)")
 PRIME = """
 import mmap, os, sys
 dev, sched = sys.argv[1], sys.argv[2]
-fd = os.open("/dev/" + dev, os.O_RDONLY | os.O_DIRECT)
-buf = mmap.mmap(-1, 4096)
+fifo = os.sched_param(1)
+flag = mmap.mmap(-1, 1)
+pid = os.fork()
+if pid == 0:
+    fd = os.open("/dev/" + dev, os.O_RDONLY | os.O_DIRECT)
+    buf = mmap.mmap(-1, 4096)
+    os.sched_setscheduler(0, os.SCHED_FIFO, fifo)
+    flag[0] = 1
+    while flag[0] != 2:
+        pass
+    os.preadv(fd, [buf], 0)
+    os._exit(0)
+while flag[0] != 1:
+    pass
+os.sched_setscheduler(0, os.SCHED_FIFO, fifo)
 with open("/sys/block/" + dev + "/queue/scheduler", "w") as f:
     f.write(sched)
-os.preadv(fd, [buf], 0)
+flag[0] = 2
+os.waitpid(pid, 0)
 """
 
 
@@ -76,7 +92,7 @@ def late_of(contender: str) -> tuple[int, str] | None:
 
 
 def prime_switch(dev: str, scheduler: str) -> None:
-    """Switch `dev` to `scheduler` from a process that then reads one block and exits."""
+    """Switch `dev` to `scheduler`, then read one block of it from a process that exits."""
     sh(f"{sys.executable} -c '{PRIME}' {dev} {scheduler}", timeout=60)
 
 
