@@ -4,23 +4,25 @@ first the new scheduler creates (docs/testbed.md, forty-eighth run)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from ioaz.lab.testbench import guest_bench
+from ioaz.sysblock import BlockSysfs
+
+SYSFS = BlockSysfs()
 
 
 def reads(dev: str) -> int:
-    return int(Path(f"/sys/block/{dev}/stat").read_text().split()[0])
+    return int(SYSFS.read(dev, "stat").split()[0])
 
 
 def test_the_helper_switches_then_reads_one_block(make_loop: Callable[..., str]) -> None:
     dev = make_loop(16)
     before = reads(dev)
-    guest_bench.prime_switch(dev, "bfq")
-    assert "[bfq]" in Path(f"/sys/block/{dev}/queue/scheduler").read_text()
+    guest_bench.prime_switch(SYSFS, dev, "bfq")
+    assert SYSFS.scheduler(dev).active == "bfq"
     assert reads(dev) - before == 1   # its one O_DIRECT block, nothing else
-    guest_bench.prime_switch(dev, "mq-deadline")
-    assert "[mq-deadline]" in Path(f"/sys/block/{dev}/queue/scheduler").read_text()
+    guest_bench.prime_switch(SYSFS, dev, "mq-deadline")
+    assert SYSFS.scheduler(dev).active == "mq-deadline"
 
 
 def test_primed_is_a_late_contender() -> None:

@@ -761,8 +761,9 @@ def test_the_vm_trace_samples_dirty_data_and_the_disks_bytes(tmp_path: Path) -> 
     import time
 
     from ioaz.lab.testbench.guest_trace import VmSampler
-    dev = sorted(p.name for p in Path("/sys/block").iterdir())[0]
-    s = VmSampler(dev, tmp_path / "vm.tsv", interval_s=0.05)
+    from ioaz.sysblock import BlockSysfs
+    sysfs = BlockSysfs()
+    s = VmSampler(sysfs, sysfs.devices()[0], tmp_path / "vm.tsv", interval_s=0.05)
     time.sleep(0.3)
     s.stop()
     head, *rows = (tmp_path / "vm.tsv").read_text().splitlines()

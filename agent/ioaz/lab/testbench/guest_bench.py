@@ -62,12 +62,12 @@ def kernel_wbt(scheduler: str) -> int:
 LATE = re.compile(r"(late|primed)(\d+)@(.+)")
 PRIME = """
 import mmap, os, sys
-dev, sched = sys.argv[1], sys.argv[2]
+dev, scheduler_file, sched = sys.argv[1], sys.argv[2], sys.argv[3]
 fifo = os.sched_param(1)
 flag = mmap.mmap(-1, 1)
 pid = os.fork()
 if pid == 0:
-    fd = os.open("/dev/" + dev, os.O_RDONLY | os.O_DIRECT)
+    fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
     buf = mmap.mmap(-1, 4096)
     os.sched_setscheduler(0, os.SCHED_FIFO, fifo)
     flag[0] = 1
@@ -78,8 +78,9 @@ if pid == 0:
 while flag[0] != 1:
     pass
 os.sched_setscheduler(0, os.SCHED_FIFO, fifo)
-with open("/sys/block/" + dev + "/queue/scheduler", "w") as f:
-    f.write(sched)
+fd = os.open(scheduler_file, os.O_WRONLY)
+os.write(fd, sched.encode())
+os.close(fd)
 flag[0] = 2
 os.waitpid(pid, 0)
 """
@@ -91,9 +92,10 @@ def late_of(contender: str) -> tuple[int, str] | None:
     return (int(m.group(2)), m.group(3)) if m else None
 
 
-def prime_switch(dev: str, scheduler: str) -> None:
+def prime_switch(sysfs: BlockSysfs, dev: str, scheduler: str) -> None:
     """Switch `dev` to `scheduler`, then read one block of it from a process that exits."""
-    sh(f"{sys.executable} -c '{PRIME}' {dev} {scheduler}", timeout=60)
+    sh(f"{sys.executable} -c '{PRIME}' /dev/{dev} {sysfs.path(dev, 'queue/scheduler')} "
+       f"{scheduler}", timeout=60)
 
 
 # `STATIC+KNOB=VALUE...`: STATIC with its elevator's sysfs knobs set too (queue/iosched/KNOB),
@@ -322,8 +324,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     switched: dict[str, Any] = {}
     traces = set(plan.get("trace") or ())
     disk = env["FS_DEV"] if w.disk == "fs" else env["RAW"]
-    bfq_trace = BfqTrace(disk, plan.get("trace_bfq_s", 20), raw / f"{tag}.bfq.txt.gz") \
-        if "bfq" in traces else None
+    bfq_trace = BfqTrace(act.sysfs, disk, plan.get("trace_bfq_s", 20),
+                         raw / f"{tag}.bfq.txt.gz") if "bfq" in traces else None
 
     def set_late() -> None:
         t = time.monotonic()
@@ -338,7 +340,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
                 if not res.ok:
                     raise RuntimeError(f"{disk}: {'; '.join(res.errors)}")
                 sched = (knobbed(static or "") or (static, {}))[0]
-                prime_switch(disk, str(sched))
+                prime_switch(act.sysfs, disk, str(sched))
             set_static()
             switched.update(at_s=round(t - start, 2), took_s=round(time.monotonic() - t, 3))
         except (RuntimeError, OSError) as e:
@@ -359,7 +361,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     # its main thread runs the windows; the others are the probe's sampler, the API and metrics
     pid = daemon.proc.pid if daemon else 0
     window0 = process_cpu_s(pid, pid) if daemon else 0.0
-    sampler = VmSampler(disk, raw / f"{tag}.vm.tsv") if "vm" in traces else None
+    sampler = VmSampler(act.sysfs, disk, raw / f"{tag}.vm.tsv") if "vm" in traces else None
     if bfq_trace and not late:
         bfq_trace.start()
     start = time.monotonic()

@@ -19,6 +19,8 @@ import threading
 import time
 from pathlib import Path
 
+from ioaz.sysblock import BlockSysfs
+
 TRACING = Path("/sys/kernel/tracing")
 MEMINFO_KEYS = ("Dirty", "Writeback")
 VMSTAT_KEYS = ("nr_dirty_threshold", "nr_dirty_background_threshold")
@@ -46,8 +48,8 @@ class VmSampler:
     COLUMNS = ("t_s", "dirty_kb", "writeback_kb", "dirty_thresh_pages",
                "bg_thresh_pages", "read_mb", "written_mb")
 
-    def __init__(self, dev: str, out: Path, interval_s: float = 1.0) -> None:
-        self.dev, self.out, self.interval_s = dev, out, interval_s
+    def __init__(self, sysfs: BlockSysfs, dev: str, out: Path, interval_s: float = 1.0) -> None:
+        self.sysfs, self.dev, self.out, self.interval_s = sysfs, dev, out, interval_s
         self.done = threading.Event()
         self.rows: list[tuple[float, ...]] = []
         self.t0 = time.monotonic()
@@ -55,7 +57,7 @@ class VmSampler:
         self.thread.start()
 
     def _sample(self) -> tuple[float, ...]:
-        stat = [int(x) for x in Path(f"/sys/block/{self.dev}/stat").read_text().split()]
+        stat = [int(x) for x in self.sysfs.read(self.dev, "stat").split()]
         return (round(time.monotonic() - self.t0, 2),
                 *_fields(Path("/proc/meminfo"), MEMINFO_KEYS),
                 *_fields(Path("/proc/vmstat"), VMSTAT_KEYS),
@@ -75,15 +77,14 @@ class VmSampler:
 class BfqTrace:
     """bfq's messages on `dev` for `seconds` from start(), then written gzipped to `out`."""
 
-    def __init__(self, dev: str, seconds: float, out: Path) -> None:
-        self.dev, self.seconds, self.out = dev, seconds, out
+    def __init__(self, sysfs: BlockSysfs, dev: str, seconds: float, out: Path) -> None:
+        self.sysfs, self.dev, self.seconds, self.out = sysfs, dev, seconds, out
         self.timer: threading.Timer | None = None
         self.lock = threading.Lock()
         self.started = self.stopped = False
 
     def _w(self, rel: str, value: str) -> None:
-        path = TRACING / rel if not rel.startswith("/") else Path(rel)
-        path.write_text(value)
+        (TRACING / rel).write_text(value)
 
     def start(self) -> None:
         with self.lock:
@@ -98,8 +99,8 @@ class BfqTrace:
             self._w("options/overwrite", "0")
             self._w("trace", "")
             # notes only: bfq's messages, not every request's queue/dispatch/complete
-            self._w(f"/sys/block/{self.dev}/trace/act_mask", "notify")
-            self._w(f"/sys/block/{self.dev}/trace/enable", "1")
+            self.sysfs.write(self.dev, "trace/act_mask", "notify")
+            self.sysfs.write(self.dev, "trace/enable", "1")
             self._w("tracing_on", "1")
             self.timer = threading.Timer(self.seconds, self.stop)
             self.timer.start()
@@ -113,7 +114,7 @@ class BfqTrace:
             with open(TRACING / "trace", "rb") as src, gzip.open(self.out, "wb") as dst:
                 while chunk := src.read(1 << 20):
                     dst.write(chunk)
-            self._w(f"/sys/block/{self.dev}/trace/enable", "0")
+            self.sysfs.write(self.dev, "trace/enable", "0")
             self._w("current_tracer", "nop")
 
     def cancel(self) -> None:
