@@ -109,6 +109,14 @@ def _mean(xs: list[float]) -> float | None:
     return statistics.fmean(xs) if xs else None
 
 
+def _unranked(rs: list[dict[str, Any]]) -> dict[str, Any]:
+    mb = measure.summarize(values(rs, "mb_s"))
+    return {"mb_s": mb.mean, "mb_s_ci": mb.ci95,
+            "p99_ms": measure.summarize(values(rs, "p99_ms")).mean,
+            "failed": sum(1 for r in rs if r["rc"] != 0),
+            "bfq": [(r["round"], r.get("bfq"), r.get("mb_s")) for r in rs]}
+
+
 def analyse(table: Table) -> dict[str, Any]:
     out: dict[str, Any] = {"workloads": {}}
     contenders = sorted({c for runs in table.values() for c in runs},
@@ -120,13 +128,7 @@ def analyse(table: Table) -> dict[str, Any]:
     for w, runs in table.items():
         best = best_static(runs)
         if best is None:   # no static contender ran it (a diagnostic): figures, no ratios
-            out.setdefault("unranked", {})[w] = {c: {
-                "mb_s": measure.summarize(values(rs, "mb_s")).mean,
-                "mb_s_ci": measure.summarize(values(rs, "mb_s")).ci95,
-                "p99_ms": measure.summarize(values(rs, "p99_ms")).mean,
-                "failed": sum(1 for r in rs if r["rc"] != 0),
-                "bfq": [(r["round"], r.get("bfq"), r.get("mb_s")) for r in rs]}
-                for c, rs in runs.items()}
+            out.setdefault("unranked", {})[w] = {c: _unranked(rs) for c, rs in runs.items()}
             continue
         res: dict[str, Any] = {"best_static": best, "family": BY_NAME[w].family,
                                "contenders": {}}
