@@ -86,8 +86,8 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                          f"{', '.join([*bench.STATIC, *named])}, ioazd-GOAL "
                          f"(GOAL: {', '.join(bench.GOALS)}), {bench.DRY_OVER}STATIC "
                          "(STATIC: a static contender above), lateN@STATIC (STATIC set N s "
-                         "into the run), primedN@STATIC (the same, by a process that then "
-                         "reads a block), STATIC+KNOB=INTEGER... (the scheduler's "
+                         "into the run), primedN@STATIC (the same, by a process that reads "
+                         "blocks through the switch), STATIC+KNOB=INTEGER... (the scheduler's "
                          "queue/iosched knobs set with it), and any ioazd contender with "
                          f"{bench.RESTLESS} (never at rest) or {bench.WBT_KERNEL} (the "
                          "kernel's writeback throttling left on) after it")

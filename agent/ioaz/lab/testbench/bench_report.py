@@ -309,8 +309,8 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         "started from the kernel's default at each run's start and stopped at its end"
         + ("; lateN@STATIC: the kernel's default for the run's first N s, then STATIC, set as "
            "the static contenders are (never a best static); primedN@STATIC: the same, the "
-           "switch made by a process that reads one block of the disk right after it and "
-           "exits"
+           "switch made by a process that reads blocks of the disk through it and one right "
+           "after it, then exits"
            if any(late_of(c) for c in a["contenders"]) else "")
         + ". The kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq "
         "and kyber rows. Ratios are to the best static scheduler of the workload, paired by round; "

@@ -56,33 +56,77 @@ def kernel_wbt(scheduler: str) -> int:
 # for a merge the queues created within 180 ms of the one it created last and merges them
 # 0.6 s later for good, unless that one has no process left (docs/testbed.md, forty-eighth
 # run): the running processes' queues, created together at a switch, are then merged with
-# nothing. The helper's reader is a child spinning at real-time priority until the switch is
-# done, and the switch is written at real-time priority too, so that on a machine with two
-# CPUs none of the woken processes runs before the child's read (on more CPUs it is a race).
+# nothing. The helper's reader is a child that reads one block after another until the
+# switch is written: during the switch it waits at the frozen queue with the running processes.
+# It shares the CPU of the process writing the switch, at a higher real-time priority, so that
+# when the queue thaws (in that write) it runs before them; every other CPU is held by a
+# spinner at real-time priority until the write returns, so that no woken process runs there
+# first (docs/testbed.md, fifty-first to fifty-fourth runs: neither a reader spinning on the
+# other vCPU nor one woken there was first). Its I/O is set back to best effort: bfq marks no
+# queue for a merge with one of another I/O class, and a real-time task's is real-time. It
+# exits 0.3 s after the switch, not at once.
 LATE = re.compile(r"(late|primed)(\d+)@(.+)")
 PRIME = """
-import mmap, os, sys
+import ctypes, json, mmap, os, sys, time
 dev, scheduler_file, sched = sys.argv[1], sys.argv[2], sys.argv[3]
-fifo = os.sched_param(1)
-flag = mmap.mmap(-1, 1)
-pid = os.fork()
-if pid == 0:
-    fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
-    buf = mmap.mmap(-1, 4096)
-    os.sched_setscheduler(0, os.SCHED_FIFO, fifo)
-    flag[0] = 1
-    while flag[0] != 2:
-        pass
-    os.preadv(fd, [buf], 0)
-    os._exit(0)
-while flag[0] != 1:
-    pass
-os.sched_setscheduler(0, os.SCHED_FIFO, fifo)
-fd = os.open(scheduler_file, os.O_WRONLY)
-os.write(fd, sched.encode())
-os.close(fd)
-flag[0] = 2
-os.waitpid(pid, 0)
+IOPRIO_SET = {"x86_64": 251, "aarch64": 30}[os.uname().machine]
+cpus = sorted(os.sched_getaffinity(0))
+flag = mmap.mmap(-1, 16)   # [0]: 2 once written; [1]: helpers ready; [8:16]: blocks read
+
+
+def helper(cpu, prio):
+    os.sched_setaffinity(0, {cpu})
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
+
+
+pids = []
+for i, cpu in enumerate(cpus):
+    pid = os.fork()
+    if pid == 0 and i == 0:   # the reader, on the writer's CPU, above it
+        fd = os.open(dev, os.O_RDONLY | os.O_DIRECT)
+        buf = mmap.mmap(-1, 4096)
+        helper(cpu, 2)
+        # best effort at the level of a process at this nice, as the running processes have
+        # by default: a real-time task's I/O is real-time, and bfq marks no queue for a merge
+        # with one of another class
+        level = (os.getpriority(os.PRIO_PROCESS, 0) + 20) // 5
+        if ctypes.CDLL(None, use_errno=True).syscall(IOPRIO_SET, 1, 0, 2 << 13 | level):
+            sys.exit(f"ioprio_set: {os.strerror(ctypes.get_errno())}")
+        flag[1] += 1
+        n = 0
+        while flag[0] != 2:
+            os.preadv(fd, [buf], 0)
+            n += 1
+        flag[8:16] = n.to_bytes(8, "little")
+        # its queue must outlive the burst of queues the switch creates (bfq forgets a freed
+        # queue as its last created) and be gone by bfq's check 0.6 s after them
+        time.sleep(0.3)
+        os._exit(0)
+    if pid == 0:   # a spinner holding another CPU
+        helper(cpu, 1)
+        flag[1] += 1
+        while flag[0] != 2:
+            pass
+        os._exit(0)
+    pids.append(pid)
+    while flag[1] != i + 1:   # one at a time: [1] is not atomic
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            flag[0] = 2   # the others stop
+            sys.exit("a helper ended before it was ready")
+        time.sleep(0.001)
+try:
+    helper(cpus[0], 1)
+    fd = os.open(scheduler_file, os.O_WRONLY)
+    t = time.monotonic()
+    os.write(fd, sched.encode())
+    took = time.monotonic() - t
+    os.close(fd)
+finally:
+    flag[0] = 2   # never leave a helper reading or spinning
+    for pid in pids:
+        os.waitpid(pid, 0)
+print(json.dumps({"write_s": round(took, 3), "reads": int.from_bytes(flag[8:16], "little"),
+                  "cpus": len(cpus)}))
 """
 
 
@@ -92,10 +136,17 @@ def late_of(contender: str) -> tuple[int, str] | None:
     return (int(m.group(2)), m.group(3)) if m else None
 
 
-def prime_switch(sysfs: BlockSysfs, dev: str, scheduler: str) -> None:
-    """Switch `dev` to `scheduler`, then read one block of it from a process that exits."""
-    sh(f"{sys.executable} -c '{PRIME}' /dev/{dev} {sysfs.path(dev, 'queue/scheduler')} "
-       f"{scheduler}", timeout=60)
+def prime_switch(sysfs: BlockSysfs, dev: str, scheduler: str) -> dict[str, Any]:
+    """Switch `dev` to `scheduler` with a helper that reads blocks of it during the switch and
+    one right after, then exits. Its figures: how long the write of the switch took, how many
+    blocks the helper read, how many CPUs it held."""
+    r = subprocess.run([sys.executable, "-c", PRIME, f"/dev/{dev}",
+                        str(sysfs.path(dev, "queue/scheduler")), scheduler],
+                       text=True, capture_output=True, timeout=60)
+    if r.returncode != 0:
+        raise RuntimeError(f"switching {dev} to {scheduler} with a primed read failed "
+                           f"({r.returncode}): {r.stderr.strip()[-800:]}")
+    return dict(json.loads(r.stdout))
 
 
 # `STATIC+KNOB=VALUE...`: STATIC with its elevator's sysfs knobs set too (queue/iosched/KNOB),
@@ -340,7 +391,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
                 if not res.ok:
                     raise RuntimeError(f"{disk}: {'; '.join(res.errors)}")
                 sched = (knobbed(static or "") or (static, {}))[0]
-                prime_switch(act.sysfs, disk, str(sched))
+                switched["primed"] = prime_switch(act.sysfs, disk, str(sched))
             set_static()
             switched.update(at_s=round(t - start, 2), took_s=round(time.monotonic() - t, 3))
         except (RuntimeError, OSError) as e:
