@@ -70,11 +70,18 @@ PRIME = """
 import ctypes, json, mmap, os, sys, time
 dev, scheduler_file, sched = sys.argv[1], sys.argv[2], sys.argv[3]
 IOPRIO_SET = {"x86_64": 251, "aarch64": 30}[os.uname().machine]
+libc = ctypes.CDLL(None, use_errno=True)
 cpus = sorted(os.sched_getaffinity(0))
 flag = mmap.mmap(-1, 16)   # [0]: 2 once written; [1]: helpers ready; [8:16]: blocks read
+parent = os.getpid()
 
 
 def helper(cpu, prio):
+    # killed with the writer, whatever ends it (a timeout kills only the writer): a spinner
+    # left at real-time priority would hold its CPU for good
+    libc.prctl(1, 9)   # PR_SET_PDEATHSIG, SIGKILL
+    if os.getppid() != parent:   # the writer was gone before the prctl
+        os._exit(1)
     os.sched_setaffinity(0, {cpu})
     os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
 
@@ -90,7 +97,7 @@ for i, cpu in enumerate(cpus):
         # by default: a real-time task's I/O is real-time, and bfq marks no queue for a merge
         # with one of another class
         level = (os.getpriority(os.PRIO_PROCESS, 0) + 20) // 5
-        if ctypes.CDLL(None, use_errno=True).syscall(IOPRIO_SET, 1, 0, 2 << 13 | level):
+        if libc.syscall(IOPRIO_SET, 1, 0, 2 << 13 | level):
             sys.exit(f"ioprio_set: {os.strerror(ctypes.get_errno())}")
         flag[1] += 1
         n = 0
@@ -115,7 +122,8 @@ for i, cpu in enumerate(cpus):
             sys.exit("a helper ended before it was ready")
         time.sleep(0.001)
 try:
-    helper(cpus[0], 1)
+    os.sched_setaffinity(0, {cpus[0]})
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))
     fd = os.open(scheduler_file, os.O_WRONLY)
     t = time.monotonic()
     os.write(fd, sched.encode())
