@@ -235,6 +235,29 @@ def test_reload_says_what_waits_for_a_restart(tmp_path, fake_sys):
                                                  "history": r["not_applied"]["history"]}
 
 
+def test_a_reload_warns_of_a_knob_known_to_harm(tmp_path, fake_sys, caplog):
+    """The same warning `ioazd --check` gives (daemon/hazards.py), at the new file's line; the
+    reload goes ahead."""
+    from ioaz.home import MATRICES
+    d, _ = make(tmp_path, fake_sys)
+    d.start()
+    text = (MATRICES / "policies.yaml").read_text()
+    bfq = "      - scheduler: bfq\n"
+    at = text.index(bfq, text.index("  cfq:\n")) + len(bfq)
+    policies = tmp_path / "policies.yaml"
+    policies.write_text(text[:at] + "        knobs:\n          low_latency: 0\n" + text[at:])
+    p = tmp_path / "ioaz.yaml"
+    p.write_text(p.read_text().replace("decide: {", f"decide: {{policies: {policies}, ", 1))
+    with caplog.at_level("WARNING", logger="ioaz.daemon"):
+        d.control_reload()
+    line = text[:at].count("\n") + 2
+    assert any('"config_warning"' in r.getMessage()
+               and f"{policies}:{line}: policy cfq: bfq low_latency=0" in r.getMessage()
+               for r in caplog.records), caplog.text
+    assert d.config.decide.policies is not None
+    assert d.config.decide.policies.path == str(policies)
+
+
 @pytest.mark.parametrize("before,after,key", [
     ("", "dry_run: true\n", "dry_run"),
     ("dry_run: true\n", "dry_run: false\n", "dry_run"),

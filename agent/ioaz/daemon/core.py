@@ -48,6 +48,7 @@ from ..sysblock import BlockSysfs
 from ..udevdb import UdevDb
 from . import views
 from .config import ConfigError, DaemonConfig, load_config
+from .hazards import knob_warnings
 from .records import DeviceRecord, SwitchRecord
 from .rest import Pulse, Rest
 
@@ -461,6 +462,8 @@ class Daemon:
             self.provider = self.verdicts_for(new)
             waiting = {k: f"{old} -> {want} (takes a restart)"
                        for k, (old, want) in later.items()}
+            for w in knob_warnings(new.decide):
+                log.warning(json.dumps({"event": "config_warning", "warning": w}))
             log.info(json.dumps({"event": "reload", "config": new.file,
                                  "not_applied": waiting}, default=str))
             return {"reloaded": new.file, "not_applied": waiting}

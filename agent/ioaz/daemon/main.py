@@ -24,6 +24,7 @@ from . import journal
 from .compose import build
 from .config import DEFAULT_CONFIG, ConfigError, DaemonConfig, load_config
 from .core import Daemon
+from .hazards import knob_warnings
 from .notify import Notifier
 
 log = logging.getLogger("ioaz.daemon")
@@ -121,6 +122,12 @@ def log_recovered(event: str, results: Sequence[RestoreResult]) -> None:
                                 "state_not_cleared": r.state_kept}))
 
 
+def print_warnings(found: Sequence[str]) -> None:
+    """What the configuration risks, though valid (hazards.py): said, and the check passes."""
+    for w in found:
+        print(f"ioazd: warning: {w}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     # A SIGTERM that comes while ioazd is still starting must not kill it before it can restore:
     # from here on it only asks the window loop to stop, and every step of the start checks.
@@ -138,7 +145,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"ioazd: configuration refused:\n{e}", file=sys.stderr)
         return 2
+    risky = knob_warnings(config.decide)
     if args.check_config:
+        print_warnings(risky)
         print(f"ioazd: {config.file}: configuration OK")
         return 0
     if args.restore:
@@ -153,6 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               + "\n".join(found), file=sys.stderr)
         return 2
     if args.check:
+        print_warnings(risky)
         print(f"ioazd: {config.file}: configuration OK")
         return 0
     if args.windows is not None and args.windows < 1:
@@ -175,6 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ioazd: probe: {e}", file=sys.stderr)
         return 1
 
+    for w in risky:
+        log.warning(json.dumps({"event": "config_warning", "warning": w}))
     daemon = build(config, source, actuator, sysfs, fallback_reason=why)
     notify = Notifier()
     reload_wanted = threading.Event()
