@@ -782,8 +782,11 @@ def test_a_trace_is_named_and_checked_before_the_boot() -> None:
     bench_cli.add_arguments(p)
     p.add_argument("--rounds", type=int)
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--trace", "vm,bfq",
-                                             "--trace-bfq-s", "15"]))
-    assert plan.trace == ("vm", "bfq") and plan.trace_bfq_s == 15
+                                             "--trace-bfq-s", "15", "--trace-bfq-at", "60"]))
+    assert plan.trace == ("vm", "bfq") and plan.trace_bfq_s == 15 and plan.trace_bfq_at == 60
+    with pytest.raises(ValueError, match="--trace-bfq-at -1: must be 0 or more"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--trace", "bfq",
+                                          "--trace-bfq-at", "-1"]))
     with pytest.raises(ValueError, match="--trace: unknown blk"):
         bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--trace", "vm,blk"]))
 

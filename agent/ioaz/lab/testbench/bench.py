@@ -95,6 +95,7 @@ class Plan:
     cpus: int = 2                        # the guest's vCPUs (all on one host thread)
     trace: tuple[str, ...] = ()          # guest_trace's diagnostics: "vm", "bfq"
     trace_bfq_s: float = 20.0            # how long bfq's messages are kept from its setting
+    trace_bfq_at: float = 0.0            # a static contender's trace starts this far in
 
     def disk_spec(self) -> str:
         """The raw disk (or the array's members) first, then the file system's disk."""
@@ -272,6 +273,7 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
         "chunk_kb": plan.chunk_kb, "profile": plan.profile,
         "verbose": plan.verbose, "trace": list(plan.trace), "trace_bfq_s": plan.trace_bfq_s,
+        "trace_bfq_at": plan.trace_bfq_at,
         "ioazd": contender_configs(plan.contenders, plan.queue_depth),
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()

@@ -67,6 +67,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "--trace-bfq-s after it is set)")
     g.add_argument("--trace-bfq-s", type=float, default=20.0, metavar="S",
                    help="seconds of bfq's messages kept with --trace bfq (default 20)")
+    g.add_argument("--trace-bfq-at", type=float, default=0.0, metavar="S",
+                   help="with --trace bfq, a static contender's trace starts S seconds into "
+                        "the run, for a mix's later phase (default 0; a late switch's starts "
+                        "at the switch)")
     g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
                    help="write the report from an earlier run's DIR/guest, booting nothing")
 
@@ -126,6 +130,8 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
         raise ValueError(f"--trace: unknown {', '.join(unknown)}; use {', '.join(bench.TRACES)}")
     if args.trace_bfq_s <= 0:
         raise ValueError(f"--trace-bfq-s {args.trace_bfq_s:g}: must be positive")
+    if args.trace_bfq_at < 0:
+        raise ValueError(f"--trace-bfq-at {args.trace_bfq_at:g}: must be 0 or more")
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
         raise ValueError("--rounds, --runtime and --phase must be positive")
@@ -135,7 +141,8 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                       queue_depth=args.queue_depth, path_credit_us=args.path_credit_us,
                       raid=args.raid, members=args.members, chunk_kb=args.chunk_kb,
                       profile=args.profile_ioazd, verbose=args.verbose_ioazd,
-                      cpus=args.cpus, trace=trace, trace_bfq_s=args.trace_bfq_s)
+                      cpus=args.cpus, trace=trace, trace_bfq_s=args.trace_bfq_s,
+                      trace_bfq_at=args.trace_bfq_at)
 
 
 def elevators_for(series: str) -> None:

@@ -421,9 +421,13 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     pid = daemon.proc.pid if daemon else 0
     window0 = process_cpu_s(pid, pid) if daemon else 0.0
     sampler = VmSampler(act.sysfs, disk, raw / f"{tag}.vm.tsv") if "vm" in traces else None
-    if bfq_trace and not late:
+    trace_at = plan.get("trace_bfq_at", 0) if bfq_trace and not late else 0
+    if bfq_trace and not late and not trace_at:
         bfq_trace.start()
     start = time.monotonic()
+    trace_timer = threading.Timer(trace_at, bfq_trace.start) if bfq_trace and trace_at else None
+    if trace_timer:
+        trace_timer.start()
     if daemon:
         daemon.mark("workload start")
     timer = threading.Timer(late[0], set_late) if late else None
@@ -434,6 +438,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     wall = time.monotonic() - start
     if sampler:
         sampler.stop()
+    if trace_timer:
+        trace_timer.cancel()
     if bfq_trace:
         bfq_trace.cancel()
     if timer:
