@@ -25,6 +25,7 @@ class Device:
 
     def __init__(self) -> None:
         self.inflight = 0
+        self.rotational = True   # queue/rotational: how the kernel's bfq tells disks from flash
         self._at: AtFn | None = None
         self._done: DoneFn | None = None
 

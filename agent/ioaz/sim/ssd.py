@@ -25,6 +25,7 @@ class SSD(Device):
 
     def __init__(self, p: SSDParams) -> None:
         super().__init__()
+        self.rotational = False
         self.p = p
         self.name = p.name
         self.queue_depth = p.queue_depth

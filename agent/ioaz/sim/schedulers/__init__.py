@@ -28,7 +28,8 @@ SCHEDULERS: dict[str, tuple[type[Scheduler], dict[str, Any]]] = {
     "anticipatory": (Anticipatory, {}),
     "as": (Anticipatory, {}),
     "cfq": (CFQ, {}),
-    "bfq": (CFQ, {}),
+    # the kernel's bfq: cfq with bfq's stable merging of queues created together
+    "bfq": (CFQ, {"stable_merge": 1}),
     "stream": (Stream, {}),
     "kyber": (Kyber, {}),
     # the kernel module's flavour (kmod/ioaz_stream.c): V(R) underneath, its default curve

@@ -8,6 +8,18 @@ at back_seek_penalty times the cost), its expired requests first. When a synchro
 empty within its slice, the disk idles up to slice_idle for that process's next request, if the
 process thinks for less than slice_idle on average; slice_idle 0 disables idling (Carroll 6.4
 recommends it on RAID).
+
+`bfq` is the same with the kernel bfq's stable merging on (`stable_merge`), which decides how
+bfq serves processes that start together (docs/testbed.md, fifty-seventh run): a process's queue
+created within burst_interval_ms of the queue bfq created last (within 600 ms of it) is marked
+for a merge with that queue, and at its first request 600 ms or more after its creation the two
+become one queue for good (a stably merged queue is never split), unless idling would raise
+throughput with no weight-raised queue busy (a rotational disk without command queueing, or a
+sequential queue on one with it). A queue is weight-raised while young (wr_s) unless it came in
+a burst of more than large_burst queues; on a non-rotational disk with queueing the merge is
+made at once. After bfq_do_or_sched_stable_merge, bfq_setup_stable_merge and
+idling_boosts_thr_without_issues in the kernel's block/bfq-iosched.c (6.12), not its code. The
+model assumes the marked partner's process still runs (bfq cancels the merge when it has exited).
 """
 from __future__ import annotations
 
@@ -22,14 +34,26 @@ Key = int | str
 
 
 class _Queue:
-    __slots__ = ("fifo", "inflight", "last_complete", "sorted", "ttime")
+    __slots__ = ("created", "fifo", "inflight", "large_burst", "last_complete", "last_end",
+                 "partner", "seeks", "sorted", "ttime")
 
-    def __init__(self) -> None:
+    def __init__(self, created: float = 0.0) -> None:
         self.sorted = SortedQueue()
         self.fifo: deque[Request] = deque()
         self.inflight = 0
         self.last_complete = -1.0
         self.ttime = -1.0
+        # stable merging only
+        self.created = created
+        self.partner: Key | None = None   # marked for a merge with this queue
+        self.large_burst = False
+        self.seeks = 0                    # the last 32 requests, 1 bit a seek
+        self.last_end = -1
+
+
+SEEK_SECTORS = 800     # bfq's BFQ_SEEK_THR: farther from the last request is a seek
+SEEKY_OF_32 = 4        # BFQQ_SEEKY: more seeks than this among the last 32 requests
+HW_QUEUE_THRESHOLD = 3  # bfq takes a drive holding more commands than this as queueing
 
 
 class CFQ(Scheduler):
@@ -37,7 +61,9 @@ class CFQ(Scheduler):
     DEFAULTS: ClassVar[dict[str, Any]] = {
         "slice_sync_ms": 100.0, "slice_async_ms": 40.0, "slice_idle_ms": 8.0,
         "fifo_expire_sync_ms": 125.0, "fifo_expire_async_ms": 250.0,
-        "back_seek_max_kb": 16384, "back_seek_penalty": 2}
+        "back_seek_max_kb": 16384, "back_seek_penalty": 2,
+        "stable_merge": 0, "burst_interval_ms": 180.0, "stable_merge_after_ms": 600.0,
+        "large_burst": 8, "wr_s": 3.0}
 
     def __init__(self, device: object = None, **tunables: object) -> None:
         super().__init__(device, **tunables)
@@ -54,6 +80,19 @@ class CFQ(Scheduler):
         self.expire_async = self.t["fifo_expire_async_ms"] / 1e3
         self.slice_sync = self.t["slice_sync_ms"] / 1e3
         self.slice_async = self.t["slice_async_ms"] / 1e3
+        self.sm = bool(self.t["stable_merge"])
+        self.owner: dict[int, Key] = {}       # process -> the shared queue it was merged into
+        self.rq_key: dict[Request, Key] = {}  # a request on the disk -> its queue (merging)
+        self.last_created: Key | None = None
+        self.burst: list[_Queue] = []
+        self.burst_large = False
+        self.burst_t = -1.0
+        self.burst_s = self.t["burst_interval_ms"] / 1e3
+        self.merge_after = self.t["stable_merge_after_ms"] / 1e3
+        rotational = getattr(device, "rotational", True) is not False
+        queueing = getattr(device, "queue_depth", 1) > HW_QUEUE_THRESHOLD
+        self.rot_without_queueing = rotational and not queueing
+        self.nonrot_with_queueing = not rotational and queueing
 
     def __len__(self) -> int:
         return self.n
@@ -63,7 +102,7 @@ class CFQ(Scheduler):
         return rq.pid if rq.sync else "async"
 
     def add(self, rq: Request, now: float) -> Request | None:
-        k = rq.pid if rq.sync else "async"   # key(rq)
+        k: Key = (self._merging_key(rq, now) if self.sm else rq.pid) if rq.sync else "async"
         q = self.queues.get(k)
         if q is None:
             q = self.queues[k] = _Queue()
@@ -81,6 +120,65 @@ class CFQ(Scheduler):
         self._ends[rq.sector + rq.nsec] = rq
         self.n += 1
         return None
+
+    # -- bfq's stable merging (stable_merge) -----------------------------------------------
+
+    def _merging_key(self, rq: Request, now: float) -> Key:
+        """The queue rq's process submits to: its own, or the one it was merged into."""
+        pid = rq.pid
+        k = self.owner.get(pid)
+        if k is None:
+            q = self.queues.get(pid)
+            if q is None:
+                q = self.queues[pid] = self._created(pid, now)
+            if q.partner is not None and now >= q.created + self.merge_after:
+                partner = self._resolve(q.partner)
+                q.partner = None
+                if partner != pid and not self._idling_boosts(q, now):
+                    self.owner[pid] = partner
+            k = self.owner.get(pid, pid)
+        q = self.queues[k]
+        seek = q.last_end >= 0 and abs(rq.sector - q.last_end) > SEEK_SECTORS
+        q.seeks = ((q.seeks << 1) | int(seek)) & 0xFFFFFFFF
+        q.last_end = rq.sector + rq.nsec
+        return k
+
+    def _created(self, pid: int, now: float) -> _Queue:
+        q = _Queue(now)
+        # bursts of queue creations (bfq_handle_burst): a queue in a large one is never raised
+        if self.burst and now - self.burst_t <= self.burst_s:
+            self.burst.append(q)
+            if self.burst_large or len(self.burst) > self.t["large_burst"]:
+                self.burst_large = True
+                for b in self.burst:
+                    b.large_burst = True
+        else:
+            self.burst, self.burst_large = [q], False
+        self.burst_t = now
+        lk = self.last_created
+        last = self.queues.get(lk) if lk is not None else None
+        if lk is None or last is None or now > last.created + self.merge_after:
+            self.last_created = pid
+        elif now <= last.created + self.burst_s:
+            if self.nonrot_with_queueing:
+                self.owner[pid] = self._resolve(lk)
+            else:
+                q.partner = lk
+        return q
+
+    def _resolve(self, k: Key) -> Key:
+        while isinstance(k, int) and k in self.owner:
+            k = self.owner[k]
+        return k
+
+    def _idling_boosts(self, q: _Queue, now: float) -> bool:
+        """bfq keeps q alone when idling for it raises throughput and no busy queue is
+        weight-raised."""
+        sequential = bin(q.seeks).count("1") <= SEEKY_OF_32
+        if not (self.rot_without_queueing or (not self.nonrot_with_queueing and sequential)):
+            return False
+        return not any((o.sorted.reqs or o.inflight) and not o.large_burst
+                       and now < o.created + self.t["wr_s"] for o in self.queues.values())
 
     def _expire_active(self) -> None:
         k = self.active
@@ -132,6 +230,8 @@ class CFQ(Scheduler):
     def _take(self, q: _Queue, rq: Request) -> Request:
         q.sorted.remove(rq)
         q.inflight += 1
+        if self.sm and self.active is not None:
+            self.rq_key[rq] = self.active
         e = rq.sector + rq.nsec
         ends = self._ends
         if ends.get(e) is rq:   # untrack()
@@ -142,7 +242,8 @@ class CFQ(Scheduler):
         return rq
 
     def completed(self, rq: Request, now: float) -> None:
-        q = self.queues.get(rq.pid if rq.sync else "async")
+        k = self.rq_key.pop(rq, None) if self.sm else None
+        q = self.queues.get(k if k is not None else rq.pid if rq.sync else "async")
         if q is not None:
             q.inflight -= 1
             q.last_complete = now
