@@ -774,6 +774,32 @@ def test_the_vm_trace_samples_dirty_data_and_the_disks_bytes(tmp_path: Path) -> 
     assert thresh > bg > 0   # the kernel's dirty limit is above its background limit
 
 
+def test_a_bfq_module_must_be_a_built_ko_inside_the_checkout(tmp_path: Path) -> None:
+    import argparse
+
+    from ioaz.lab.testbench import bench, bench_cli
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    outside = tmp_path / "bfq.ko"
+    outside.write_bytes(b"")
+    with pytest.raises(ValueError, match=f"--bfq-module {outside}: must be inside"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--bfq-module", str(outside)]))
+    with pytest.raises(ValueError, match="not a built .ko file"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--bfq-module",
+                                          str(bench.REPO / "kmod" / "bfq-late-switch")]))
+    inside = bench.REPO / "build" / "test-bfq-module" / "bfq.ko"
+    inside.parent.mkdir(parents=True, exist_ok=True)
+    inside.write_bytes(b"")
+    try:
+        plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--bfq-module",
+                                                 str(inside)]))
+    finally:
+        inside.unlink()
+        inside.parent.rmdir()
+    assert plan.bfq_module == "build/test-bfq-module/bfq.ko"
+
+
 def test_a_trace_is_named_and_checked_before_the_boot() -> None:
     import argparse
 

@@ -96,6 +96,7 @@ class Plan:
     trace: tuple[str, ...] = ()          # guest_trace's diagnostics: "vm", "bfq"
     trace_bfq_s: float = 20.0            # how long bfq's messages are kept from its setting
     trace_bfq_at: float = 0.0            # a static contender's trace starts this far in
+    bfq_module: str | None = None        # a bfq.ko (relative to the checkout) loaded instead
 
     def disk_spec(self) -> str:
         """The raw disk (or the array's members) first, then the file system's disk."""
@@ -273,7 +274,7 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "queue_depth": plan.queue_depth, "raid": plan.raid, "members": plan.members,
         "chunk_kb": plan.chunk_kb, "profile": plan.profile,
         "verbose": plan.verbose, "trace": list(plan.trace), "trace_bfq_s": plan.trace_bfq_s,
-        "trace_bfq_at": plan.trace_bfq_at,
+        "trace_bfq_at": plan.trace_bfq_at, "bfq_module": plan.bfq_module,
         "ioazd": contender_configs(plan.contenders, plan.queue_depth),
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()

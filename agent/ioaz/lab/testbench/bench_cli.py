@@ -71,6 +71,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --trace bfq, a static contender's trace starts S seconds into "
                         "the run, for a mix's later phase (default 0; a late switch's starts "
                         "at the switch)")
+    g.add_argument("--bfq-module", type=Path, default=None, metavar="KO",
+                   help="the guest loads this bfq.ko (inside the checkout, which the guest "
+                        "mounts) in place of its kernel's own before the first run: a patched "
+                        "bfq (kmod/bfq-late-switch/)")
     g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
                    help="write the report from an earlier run's DIR/guest, booting nothing")
 
@@ -132,6 +136,15 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
         raise ValueError(f"--trace-bfq-s {args.trace_bfq_s:g}: must be positive")
     if args.trace_bfq_at < 0:
         raise ValueError(f"--trace-bfq-at {args.trace_bfq_at:g}: must be 0 or more")
+    bfq_module = None
+    if args.bfq_module is not None:
+        ko = args.bfq_module.resolve()
+        if not ko.is_file() or ko.suffix != ".ko":
+            raise ValueError(f"--bfq-module {args.bfq_module}: not a built .ko file")
+        if not ko.is_relative_to(bench.REPO):
+            raise ValueError(f"--bfq-module {args.bfq_module}: must be inside {bench.REPO}, "
+                             "which the guest mounts")
+        bfq_module = str(ko.relative_to(bench.REPO))
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
         raise ValueError("--rounds, --runtime and --phase must be positive")
@@ -142,7 +155,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                       raid=args.raid, members=args.members, chunk_kb=args.chunk_kb,
                       profile=args.profile_ioazd, verbose=args.verbose_ioazd,
                       cpus=args.cpus, trace=trace, trace_bfq_s=args.trace_bfq_s,
-                      trace_bfq_at=args.trace_bfq_at)
+                      trace_bfq_at=args.trace_bfq_at, bfq_module=bfq_module)
 
 
 def elevators_for(series: str) -> None:

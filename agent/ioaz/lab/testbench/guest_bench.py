@@ -314,6 +314,9 @@ def main(plan_file: str) -> int:
     plan = json.loads(Path(plan_file).read_text())
     raw = RESULTS / "raw"
     raw.mkdir(parents=True, exist_ok=True)
+    if plan.get("bfq_module"):   # before anything loads the kernel's own
+        sh(f"if [ -d /sys/module/bfq ]; then rmmod bfq; fi; "
+           f"insmod /mnt/ioaz/{plan['bfq_module']}")
     sh("insmod /mnt/ioaz/kmod/build/$(uname -r)/ioaz_sched.ko 2>/dev/null; "
        "modprobe -q -a bfq kyber-iosched", check=False)
     if "bfq" in (plan.get("trace") or ()):
@@ -340,6 +343,8 @@ def main(plan_file: str) -> int:
         sh(setup, env=env)
         print(f"setup {time.monotonic() - t:.0f} s: {setup[:70]}", flush=True)
     info = {"kernel": os.uname().release, "raw": rawdev, "fs": fsdev,
+            "bfq_module": plan.get("bfq_module"),
+            "bfq_srcversion": sh("cat /sys/module/bfq/srcversion", check=False).stdout.strip(),
             "raid": raid, "members": members,
             "array": sh(f"mdadm --detail /dev/{rawdev}").stdout if raid else None,
             "default_scheduler": {d: sysfs.scheduler(d).active for d in devs},
