@@ -16,10 +16,12 @@ for a merge with that queue, and at its first request 600 ms or more after its c
 become one queue for good (a stably merged queue is never split), unless idling would raise
 throughput with no weight-raised queue busy (a rotational disk without command queueing, or a
 sequential queue on one with it). A queue is weight-raised while young (wr_s) unless it came in
-a burst of more than large_burst queues; on a non-rotational disk with queueing the merge is
-made at once. After bfq_do_or_sched_stable_merge, bfq_setup_stable_merge and
-idling_boosts_thr_without_issues in the kernel's block/bfq-iosched.c (6.12), not its code. The
-model assumes the marked partner's process still runs (bfq cancels the merge when it has exited).
+a burst of large_burst queues or more; on a non-rotational disk with queueing the merge is
+made at once. After bfq_do_or_sched_stable_merge, bfq_setup_stable_merge,
+idling_boosts_thr_without_issues and bfq_add_to_burst in the kernel's block/bfq-iosched.c
+(6.12), not its code. The model assumes the marked partner's process still runs (bfq cancels
+the merge when it has exited), and takes the drive's queueing as known from the start, where
+bfq learns it over 32 samples and until then merges where idling would have kept queues apart.
 """
 from __future__ import annotations
 
@@ -148,7 +150,7 @@ class CFQ(Scheduler):
         # bursts of queue creations (bfq_handle_burst): a queue in a large one is never raised
         if self.burst and now - self.burst_t <= self.burst_s:
             self.burst.append(q)
-            if self.burst_large or len(self.burst) > self.t["large_burst"]:
+            if self.burst_large or len(self.burst) >= self.t["large_burst"]:
                 self.burst_large = True
                 for b in self.burst:
                     b.large_burst = True
