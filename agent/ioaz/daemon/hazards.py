@@ -31,15 +31,17 @@ def _is_zero(v: Value) -> bool:
 
 # bfq_end_wr (block/bfq-iosched.c, 6.12 and before) ends weight raising for every queue and
 # counts each busy one off wr_busy_queues, raised or not; the count then stays below zero and
-# bfq's "idling without issues" test fails on that disk until its scheduler is set anew
-# (docs/testbed.md, forty-ninth run). ioazd writes a policy's knobs right after the switch,
-# when the running processes' queues are already busy.
+# bfq's "idling without issues" test fails on that disk until its scheduler is set anew, which
+# lets its stable merging through (docs/testbed.md, forty-ninth run: all five readers merged).
+# ioazd writes a policy's knobs right after the switch, when the running processes' queues are
+# already busy.
 KNOWN = (
     Hazard("bfq", "low_latency", _is_zero,
            "turning bfq's low_latency off on a busy disk leaves bfq's count of weight-raised "
-           "queues below zero (bfq_end_wr), and bfq stops idling for sequential readers there "
-           "until the scheduler is set anew; ioazd writes it just after switching, when the "
-           "disk is busy (docs/limits.md)"),
+           "queues below zero (bfq_end_wr), so bfq no longer finds idling worth it 'without "
+           "issues' there and merges sequential readers' queues it would keep apart, until "
+           "the scheduler is set anew; ioazd writes it just after switching, when the disk is "
+           "busy (docs/limits.md)"),
 )
 
 
