@@ -225,6 +225,14 @@ class BlockSysfs:
         """The SCSI/ATA device's own queue depth (device/queue_depth), where it has one."""
         return self.read_int(device, QUEUE_DEPTH)
 
+    def in_flight(self, device: str) -> int | None:
+        """Requests the device has in flight now, reads and writes (`inflight`); None when
+        it cannot be read."""
+        try:
+            return sum(int(v) for v in self.read(device, "inflight").split())
+        except (OSError, ValueError):
+            return None
+
     def rotational(self, device: str) -> bool | None:
         value = self.read_int(device, ROTATIONAL)
         return None if value is None else value == 1

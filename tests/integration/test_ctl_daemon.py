@@ -58,6 +58,9 @@ class RunningIoazd:
         self.socket = self.dir / "ioaz.sock"
         self.config = self.dir / "ioaz.yaml"
         self.matrix_dir = matrix_dir
+        # each disk's scheduler before ioazd took it, which SIGTERM must give back (ioazd's
+        # idle policy puts a quiet disk that spins on bfq at start)
+        self.found = {d: active(d) for d in devs}
         self.config.write_text(yaml.safe_dump({
             "window_s": 1.0, "probe": "bpf",
             "devices": {"include": devs, "exclude": []},

@@ -44,7 +44,7 @@ def test_idle_connections_at_nofile_1024_blind_neither_the_windows_nor_root(make
         pytest.skip(f"this process may hold at most {hard} descriptors, not {FLOOD}")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, FLOOD + 200), hard))
     d = start_ioazd(make_loop, tmp_path, nofile=1024)
-    original = active(d.dev)
+    original = d.found[d.dev]
     try:
         log = _flood(d)
     finally:
@@ -190,7 +190,7 @@ def test_a_pinned_device_detached_is_dropped_and_its_name_on_another_disk_is_a_n
     Path(f"/sys/block/{other}/queue/rotational").write_text("1")
     d = start_ioazd(make_loop, tmp_path, other)
     dev = d.dev
-    original_other = active(other)
+    original_other = d.found[other]
     backing = Path("/dev/shm") / f"ioaz-test-{uuid.uuid4().hex[:8]}.img"
     try:
         assert d.ctl("pin", dev, "deadline").returncode == 0
@@ -230,7 +230,7 @@ def test_fifty_devices_detached_at_once_are_dropped_and_the_rest_served(make_loo
     Path(f"/sys/block/{keep}/queue/rotational").write_text("1")
     gone = [make_loop(16) for _ in range(50)]
     d = start_ioazd(make_loop, tmp_path, keep, *gone)
-    original = active(keep)
+    original = d.found[keep]
     try:
         wait_for("52 devices managed", lambda: len(d.ctl_json("status")["devices"]) == 52, 10)
         t0 = time.monotonic()

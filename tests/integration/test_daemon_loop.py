@@ -44,8 +44,11 @@ def write_config(tmp: Path, dev: str, **decide) -> Path:
         "thresholds": str(REPO / "decision_matrices" / "thresholds.yaml"),
         "state_dir": str(tmp / "state"), "socket": str(tmp / "ioaz.sock"),
         "metrics": {"listen": None},
+        # the idle policy off unless asked for: these tests follow a workload's switches
+        # from the scheduler found (kyber); its own test is below
         "decide": {"goal": "mean", "matrix_dir": str(REPO / "decision_matrices"),
-                   "hysteresis_windows": 2, "min_dwell_s": 3, "cooldown_s": 1, **decide},
+                   "hysteresis_windows": 2, "min_dwell_s": 3, "cooldown_s": 1,
+                   "idle_policy": None, **decide},
     }
     p = tmp / "ioaz.yaml"
     p.write_text(yaml.safe_dump(cfg))
@@ -316,6 +319,53 @@ def test_at_rest_a_new_workload_is_seen_within_a_second_or_two(device, tmp_path)
     assert active(dev) == "kyber"
     assert d.warnings() == ([] if peer.group_id() is not None else ["api_group_missing"]), \
         "".join(d.lines)
+
+
+def test_a_quiet_disk_that_spins_starts_the_next_workload_under_bfq(device, tmp_path):
+    """decide/idle.py on the real kernel: a quiet rotational disk is put on bfq at start; 8
+    random readers that come keep it (their cell's anticipatory); a sequential reader after
+    them takes its cell's scheduler with the full damping; a disk quiet for idle_after_s goes
+    back to bfq; and a workload that leaves bfq in its first window is waited for: the disk
+    stays on its scheduler while quiet. SIGTERM gives back the scheduler found (kyber)."""
+    from ioaz.api.client import call
+    dev = device
+    original = {k: sysfs(dev, k) for k in ("nr_requests", "read_ahead_kb")}
+    d = Ioazd(write_config(tmp_path, dev, idle_policy="anticipatory", idle_after_s=3))
+    try:
+        _, ev = d.wait_event("switch", 30)   # made before the start is logged
+        assert (ev["from"], ev["to"], ev["reason"]) == ("kyber", "bfq", "idle_policy"), ev
+        assert "nothing in flight at start" in ev["why"], ev
+        d.wait_event("start", 30)
+        assert active(dev) == "bfq"
+        run_fio(dev, "randread", 8, 5).wait(timeout=30)
+        assert not [e for e in d.drain() if e.get("event") == "switch"]
+        t0 = time.monotonic()
+        fio = run_fio(dev, "read", 1, 6, bs="128k")
+        t, ev = d.wait_event("switch", 8)
+        assert (ev["from"], ev["to"], ev["reason"]) == ("bfq", "none", "matrix"), ev
+        fio.wait(timeout=30)
+        t1 = time.monotonic()
+        t, ev = d.wait_event("switch", 20)
+        assert (ev["from"], ev["to"], ev["reason"]) == ("none", "bfq", "idle_policy"), ev
+        assert 3.0 <= t - t1 <= 12.0, f"back to bfq {t - t1:.1f} s after the workload ended"
+        assert "quiet for" in ev["why"]
+        # the sequential reader again: from the idle policy in its first window (no dwell),
+        # and then, quiet, the disk waits for it on none
+        t0 = time.monotonic()
+        fio = run_fio(dev, "read", 1, 4, bs="128k")
+        t, ev = d.wait_event("switch", 6)
+        assert t - t0 <= 2.6, f"left the idle policy {t - t0:.1f} s after the workload began"
+        assert (ev["from"], ev["to"], ev["reason"]) == ("bfq", "none", "matrix"), ev
+        fio.wait(timeout=30)
+        time.sleep(8)
+        assert not [e for e in d.drain() if e.get("event") == "switch"]
+        assert active(dev) == "none"
+        history = call(tmp_path / "ioaz.sock", {"cmd": "history", "limit": 100})["result"]
+        assert [h["reason"] for h in history] == ["idle_policy", "matrix", "idle_policy",
+                                                  "matrix"]
+    finally:
+        d.stop(signal.SIGTERM)
+    assert_given_back(d, dev, original, tmp_path / "state")
 
 
 def test_after_sigkill_the_next_start_restores_from_the_state_file(device, tmp_path):

@@ -157,10 +157,15 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
         assert [s["metric"]["scheduler"] for s in before] == ["none"]
 
         # The switch, counted once, with its reason; none of it before the random readers.
-        r = prom.query(f'ioaz_switches_total{{{sel},to="bfq"}}')
-        assert len(r) == 1 and r[0]["metric"]["reason"] == "matrix"
+        # The quiet disk's switch to bfq at start is a series of its own (reason idle_policy).
+        r = prom.query(f'ioaz_switches_total{{{sel},to="bfq",reason="matrix"}}')
+        assert len(r) == 1
         assert r[0]["metric"]["from"] == "none" and float(r[0]["value"][1]) == 1
-        assert prom.query(f'ioaz_switches_total{{{sel},to="bfq"}}', at=t_before) == []
+        assert prom.query(f'ioaz_switches_total{{{sel},to="bfq",reason="matrix"}}',
+                          at=t_before) == []
+        r = prom.query(f'ioaz_switches_total{{{sel},to="bfq",reason="idle_policy"}}')
+        assert len(r) == 1 and r[0]["metric"]["from"] == ioazd.found[dev], r
+        assert float(r[0]["value"][1]) == 1
         r = prom.query(f'ioaz_device_workload_class_info{{{sel}}}', at=t_end - 1)
         assert r and r[0]["metric"]["class"] == "8/random/read"
         assert prom.query(f'ioaz_device_state{{{sel},state="auto"}} == 1')

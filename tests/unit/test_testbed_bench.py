@@ -646,6 +646,20 @@ def test_a_restless_contender_is_its_base_without_the_rest() -> None:
         bench_cli.plan_from(p.parse_args(["--contenders", quiet]))
 
 
+def test_a_noidle_contender_is_its_base_without_the_idle_policy() -> None:
+    """`CONTENDER-noidle`: the same ioazd with decide's idle_policy null, so that it starts
+    from the kernel's default; the rest of its decide section is its base's, and suffixes
+    combine."""
+    from ioaz.lab.testbench import bench
+    plain = bench.KERNEL_MODEL + bench.NO_IDLE
+    both = plain + bench.RESTLESS
+    cfg = bench.contender_configs([bench.KERNEL_MODEL, plain, both], 1)
+    base = cfg[bench.KERNEL_MODEL]
+    assert base["decide"]["idle_policy"] == "anticipatory"   # deploy/ioaz.yaml's
+    assert cfg[plain] == {**base, "decide": {**base["decide"], "idle_policy": None}}
+    assert cfg[both] == {**cfg[plain], "rest_window_s": 0}
+
+
 def test_a_wbt_kernel_contender_leaves_writeback_throttling_to_the_kernel() -> None:
     """`CONTENDER-wbt-kernel`: the same ioazd with writeback_throttling kernel, so that what
     turning throttling off gains or costs is measured apart from the scheduler; the suffixes

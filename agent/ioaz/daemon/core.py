@@ -24,6 +24,7 @@ from ..decide import (
     Decision,
     Mode,
     after_rest_window,
+    at_start,
     goal_for,
     initial_state,
     on_same_scheduler,
@@ -139,7 +140,18 @@ class Daemon:
         self._refresh_scheduler(rec)
         self.devices[name] = rec
         self._take_queue(rec)
+        self._idle_at_start(rec)
         return rec
+
+    def _idle_at_start(self, rec: DeviceRecord) -> None:
+        """The idle policy on a disk with nothing in flight when ioazd takes it (decide's
+        at_start), before the first window: the workloads a boot starts then begin under it."""
+        decide = self.config.decide
+        d = at_start(rec.state, decide.settings, self.clock(), decide.policies,
+                     self.sysfs.in_flight(rec.name))
+        if d is not None:
+            rec.decision, rec.decision_time = d, self.wall()
+            self._apply(rec, d, None)
 
     def queue_for(self, rec: DeviceRecord) -> QueueSettings:
         """The queue settings ioazd keeps on a disk under whatever scheduler it runs."""
@@ -286,7 +298,7 @@ class Daemon:
         rec.decision, rec.decision_time = d, self.wall()
         return d
 
-    def _apply(self, rec: DeviceRecord, d: Decision, f: WindowFeatures) -> Decision:
+    def _apply(self, rec: DeviceRecord, d: Decision, f: WindowFeatures | None) -> Decision:
         """Carry a switch out through the actuator (or only log it, dry run); any other
         decision just becomes the device's state."""
         if d.action != "switch":

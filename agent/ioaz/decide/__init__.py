@@ -19,7 +19,7 @@ from .config import (
     config_from_doc,
     load_context,
 )
-from .damping import Decision, DeviceState, Mode, Pin, request_count, step
+from .damping import Decision, DeviceState, Mode, Pin, at_start, request_count, step
 from .matrix import GOALS, Cell, Matrix, Source, load_matrix
 from .policies import (
     PolicyTable,
@@ -80,6 +80,7 @@ __all__ = [
     "Verdict",
     "VerdictProvider",
     "after_rest_window",
+    "at_start",
     "config_from_doc",
     "goal_for",
     "initial_state",

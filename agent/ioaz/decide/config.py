@@ -102,6 +102,13 @@ class DecideConfig:
     trial_measured: bool = False
     # Trials have their own cap, outside max_switches_per_hour (two switches each).
     max_trials_per_hour: int = 6
+    # The idle policy (idle.py): a disk that spins and has been quiet for idle_after_s is set
+    # to idle_policy, so that the next workload's processes start under it (anticipatory:
+    # bfq, policies.yaml). None: a quiet disk keeps what the last workload left. 30 s: a
+    # pause within one workload (a checkpoint's gap, a client's think time) lasts seconds; a
+    # disk quiet for half a minute waits for another, and a switch on it delays no request.
+    idle_policy: str | None = "anticipatory"
+    idle_after_s: float = 30.0
     matrix_rules: tuple[Rule, ...] = DEFAULT_RULES
     file: str = "(defaults)"
 
@@ -166,6 +173,8 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         trial_unclear=bool(d.get("trial_unclear", defaults.trial_unclear)),
         trial_measured=bool(d.get("trial_measured", defaults.trial_measured)),
         max_trials_per_hour=d.get("max_trials_per_hour", defaults.max_trials_per_hour),
+        idle_policy=d.get("idle_policy", defaults.idle_policy),
+        idle_after_s=float(d.get("idle_after_s", defaults.idle_after_s)),
         matrix_rules=rules,
         file=doc.file,
     )
@@ -181,6 +190,16 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
                 issues.append(doc.issue(mpath, f"{format_path(mpath)}: matrix file not found "
                                                f"(got {name!r}, expected a file in "
                                                f"{cfg.matrix_dir})"))
+    if cfg.idle_policy is not None and cfg.policies_file.is_file():
+        try:
+            known = load_policies(cfg.policies_file, schema).policies()
+        except ValidationError:
+            known = ()   # load_context reports the policy table's own issues
+        if known and cfg.idle_policy not in known:
+            ipath = path + ("idle_policy",)
+            issues.append(doc.issue(ipath, f"{format_path(ipath)}: unknown policy (got "
+                                    f"{cfg.idle_policy!r}, expected one of "
+                                    f"{', '.join(sorted(known))} or null)"))
     if issues:
         raise ValidationError(issues)
     return cfg

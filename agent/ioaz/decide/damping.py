@@ -16,6 +16,9 @@ from typing import Any
 from ..classify.types import WindowFeatures
 from ..device import DeviceInfo
 from .config import DecideConfig
+from .idle import due as idle_due
+from .idle import idle_switched
+from .idle import quiet as idle_quiet
 from .policies import PolicyTable, Resolution, resolve
 from .reasons import Reason
 from .rules import goal_for
@@ -101,6 +104,14 @@ class DeviceState:
     # the flip-flop guard and a trial's baseline (trial_after_windows >= PID_WINDOWS keeps
     # those windows all settled ones when a trial starts)
     window_pids: tuple[tuple[int, ...], ...] = ()
+    # the idle policy (idle.py): since when the device has been quiet (idle or too few
+    # requests to judge), None while windows are judged; and whether the policy in force was
+    # set for a quiet disk, not chosen for the workload now driving it
+    quiet_since: float | None = None
+    idle_set: bool = False
+    # the policy the last workload to start under the idle policy left it for, at once: a
+    # disk that goes quiet under it again is left for that workload's return
+    idle_left_for: str | None = None
 
     def workload_pids(self) -> tuple[int, ...]:
         """The processes that drove the device in the last PID_WINDOWS judged windows."""
@@ -214,21 +225,27 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     n = request_count(features)
     # a quiet window with nothing being confirmed or tried: a longer one would lose nothing
     quiet = state.trial is None and state.candidate is None
-    if features.iops < config.idle_iops or n == 0:
-        return out("hold", Reason.IDLE, f"idle ({features.iops:.3g} IO/s < {config.idle_iops:g}): "
-                                   "nothing to judge", state, calm=quiet)
-    if n < config.min_requests:
+    idle = features.iops < config.idle_iops or n == 0
+    if idle or n < config.min_requests:
+        state = idle_quiet(state, now)
+        res = idle_due(state, config, now, policies)
+        if res is not None:
+            return _idle_switch(state, res, now, out)
+        if idle:
+            return out("hold", Reason.IDLE, f"idle ({features.iops:.3g} IO/s < "
+                       f"{config.idle_iops:g}): nothing to judge", state, calm=quiet)
         return out("hold", Reason.TOO_FEW_REQUESTS,
                    f"{n} requests < {config.min_requests}: too few to judge", state, calm=quiet)
-    state = replace(state, window_pids=(state.window_pids + (active_pids(features),))[
-        -PID_WINDOWS:])
+    state = replace(state, quiet_since=None, window_pids=(
+        state.window_pids + (active_pids(features),))[-PID_WINDOWS:])
     if state.trial is not None:
         # who drives the device does not depend on the scheduler, so even a cooldown
         # window tells that a trial is measuring another workload: stop it at once
         moved = other_processes(state.trial, active_pids(features))
         if moved:
             return _trial_abandon(state, moved, now, out, policies)
-    if state.last_switch is not None and now - state.last_switch < config.cooldown_s:
+    if state.last_switch is not None and not state.idle_set \
+            and now - state.last_switch < config.cooldown_s:
         return out("hold", Reason.COOLDOWN,
                    f"{now - state.last_switch:.2f} s after a switch (< {config.cooldown_s:g} s):"
                    " this window measures the switch, not the workload", state)
@@ -255,7 +272,8 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", Reason.WITHIN_NOISE,
                    f"{verdict.text}; {state.policy} in force is within the noise of {wanted} "
                    "in this cell's calibration: kept",
-                   replace(state, candidate=None, streak=0, trials=live), verdict, calm=True)
+                   replace(state, candidate=None, streak=0, trials=live, idle_set=False),
+                   verdict, calm=True)
     tied = _found_realises(state, verdict.within_noise, policies) if kept is None else ()
     if tied:
         return out("hold", Reason.WITHIN_NOISE,
@@ -267,7 +285,9 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     streak = state.streak + 1 if wanted == state.candidate else 1
     state2 = replace(state, candidate=wanted, streak=streak, settled=None, settled_n=0,
                      recent=(), trials=live)
-    found = state.last_switch is None   # the scheduler found at start: nothing chosen yet
+    # the scheduler found at start, or the idle policy (idle.py): nothing chosen for this
+    # workload yet
+    found = state.last_switch is None or state.idle_set
     # A model and the matrix that disagree on the window are a near tie (as for trials): one
     # window of it is no better evidence than a passing one, so the first choice waits for
     # the full hysteresis then.
@@ -351,7 +371,9 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     same = cid is not None and cid == state.settled
     value = measure(features, goal)
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
-    state = replace(state, candidate=None, streak=0, settled=cid,
+    if state.idle_set:   # the workload that started under the idle policy kept it
+        state = replace(state, idle_left_for=None)
+    state = replace(state, candidate=None, streak=0, settled=cid, idle_set=False,
                     settled_n=state.settled_n + 1 if same else 1,
                     recent=recent[-settled_kept(config):])
     hold_text = f"{verdict.text}; already in force"
@@ -535,13 +557,47 @@ def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
             if auto else ()
         cycle = state.cycle if auto and policy in state.cycle else ()
         switches = state.switches + (now,)
+    left_for = policy if auto and state.idle_set else state.idle_left_for
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
                    switches=switches, history=history, cycle=cycle,
-                   settled=None, settled_n=0, recent=())
+                   settled=None, settled_n=0, recent=(), idle_set=False,
+                   idle_left_for=left_for)
+
+
+def _idle_switch(state: DeviceState, res: Resolution, now: float, out: Any) -> Decision:
+    quiet_s = now - (state.quiet_since if state.quiet_since is not None else now)
+    text = (f"quiet for {quiet_s:.0f} s: {res.policy}, the idle policy, so that the next "
+            "workload's processes start under it")
+    return out("switch", Reason.IDLE_POLICY, text, idle_switched(state, res.policy, now),
+               resolution=res)
+
+
+def at_start(state: DeviceState, config: DecideConfig, now: float,
+             policies: PolicyTable | None, in_flight: int | None) -> Decision | None:
+    """The idle policy at ioazd's start, on a device with nothing in flight (`in_flight`
+    None: not known, so not quiet). At start ioazd cannot know how long the disk has been
+    quiet; a start is most often a boot, before the services whose processes the idle policy
+    is for, and a workload already running gets its first choice in its first window.
+    None when nothing is to be done."""
+    if state.mode is not Mode.AUTO or in_flight != 0:
+        return None
+    quiet = replace(state, quiet_since=now - config.idle_after_s)
+    res = idle_due(quiet, config, now, policies)
+    if res is None:
+        return None
+    goal = goal_for(state.info.name, state.goal, config.goals, config.goal)
+    new = replace(idle_switched(quiet, res.policy, now), quiet_since=now)
+    return Decision(device=state.info.name, now=now, action="switch",
+                    reason=Reason.IDLE_POLICY,
+                    text=f"nothing in flight at start: {res.policy}, the idle policy, so that "
+                         "the next workload's processes start under it",
+                    policy=new.policy, previous=state.policy, goal=goal, verdict=None,
+                    resolution=res, features={}, workload_class=None, state=new)
 
 
 __all__ = [
     "Decision",
+    "at_start",
     "DeviceState",
     "Mode",
     "Pin",

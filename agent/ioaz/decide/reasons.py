@@ -22,6 +22,7 @@ class Reason(enum.StrEnum):
     BUDGET = "budget"
     UNAVAILABLE = "unavailable"
     WITHIN_NOISE = "within_noise"
+    IDLE_POLICY = "idle_policy"
 
 
 DESCRIPTION: dict[Reason, str] = {
@@ -51,6 +52,11 @@ DESCRIPTION: dict[Reason, str] = {
     Reason.WITHIN_NOISE: "the cell names another policy, but its calibration could not tell "
                          "that one from the policy in force (within the derive margin): "
                          "no switch for noise",
+    Reason.IDLE_POLICY: "the disk spins and was quiet for idle_after_s (or had nothing in "
+                        "flight at start): idle_policy, so that the next workload's processes "
+                        "start under it (bfq serves a process well only when it created its "
+                        "queue); the next workload leaves it as it leaves the scheduler found "
+                        "at start",
 }
 
 

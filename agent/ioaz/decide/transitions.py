@@ -20,9 +20,11 @@ def initial_state(info: DeviceInfo, available: tuple[str, ...] = ()) -> DeviceSt
 
 def on_switch_failed(before: DeviceState, now: float) -> DeviceState:
     """The actuator could not switch: the old policy stays, but the attempt uses the budget
-    and starts a cooldown, so a failing device is not hammered every window."""
+    and starts a cooldown, so a failing device is not hammered every window; on a quiet
+    disk (the idle policy's switch) the quiet count starts again."""
     return replace(before, last_switch=now, candidate=None, streak=0,
-                   switches=before.switches + (now,))
+                   switches=before.switches + (now,),
+                   quiet_since=None if before.quiet_since is None else now)
 
 
 def on_same_scheduler(before: DeviceState, after: DeviceState) -> DeviceState:

@@ -54,10 +54,14 @@ MODEL_CONTENDERS = (KERNEL_MODEL, KERNEL_MODEL_TRIALS)
 # lengthened at rest (rest_window_s 0, daemon/rest.py): what the rest saves. WBT_KERNEL: the
 # kernel's writeback throttling left as the scheduler sets it (writeback_throttling kernel):
 # what turning it off gains or costs, apart from the scheduler ioazd chose.
+# NO_IDLE: no idle policy (decide idle_policy null), so ioazd starts from the kernel's
+# default as it did before decide/idle.py: what starting the workload under bfq is worth.
 RESTLESS = "-restless"
 WBT_KERNEL = "-wbt-kernel"
+NO_IDLE = "-noidle"
 VARIANTS: dict[str, dict[str, Any]] = {RESTLESS: {"rest_window_s": 0},
-                                       WBT_KERNEL: {"writeback_throttling": "kernel"}}
+                                       WBT_KERNEL: {"writeback_throttling": "kernel"},
+                                       NO_IDLE: {"decide": {"idle_policy": None}}}
 KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
@@ -148,10 +152,13 @@ def variant_of(contender: str) -> tuple[str, dict[str, Any]] | None:
     and the settings its suffixes change; None for a contender without one."""
     if not contender.startswith("ioazd"):
         return None
-    base, changed = contender, {}
+    base, changed = contender, dict[str, Any]()
     while found := next((s for s in VARIANTS if base.endswith(s)), None):
         base = base.removesuffix(found)
-        changed.update(VARIANTS[found])
+        more = VARIANTS[found]
+        changed.update({**more, "decide": {**changed.get("decide", {}),
+                                           **more.get("decide", {})}}
+                       if "decide" in more else more)
     return (base, changed) if changed else None
 
 
@@ -227,7 +234,8 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
         base, changed = variant_of(given) or (given, {})
         cfg = _contender_config(base, queue_depth)
         if cfg is not None:
-            out[given] = {**cfg, **changed}
+            decide = {**cfg.get("decide", {}), **changed.get("decide", {})}
+            out[given] = {**cfg, **changed, "decide": decide}
     return out
 
 
