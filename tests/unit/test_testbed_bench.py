@@ -354,6 +354,22 @@ def test_dry_run_control_and_timeline(tmp_path: Path) -> None:
     assert not any(bench.DRY in t for t, _, _ in an["targets"])
 
 
+def test_a_switch_before_the_workload_starts_is_at_negative_seconds(tmp_path: Path) -> None:
+    """The idle policy's switch at ioazd's start comes before the bench's start mark: the
+    timeline puts it that long before the workload, not at ioazd's own clock."""
+    log = tmp_path / "x.ioazd.log"
+    log.write_text(
+        '11.7 x INFO {"event": "switch", "device": "sdb", "to": "bfq", "policy": '
+        '"anticipatory", "reason": "idle_policy"}\n1.0 x INFO {"event": "start"}\n'
+        '11.9 @@ workload start\n'
+        '18.7 x INFO {"event": "switch", "device": "sdb", "to": "mq-deadline", '
+        '"policy": "deadline", "reason": "model"}\n')
+    tl = bench.timeline(log, "sdb")
+    assert [(e["t"], e["to"]) for e in tl] == [(-0.2, "bfq"), (6.8, "mq-deadline")]
+    assert bench_report._timeline_entry(tl[0]) == \
+        "0.2 s before the start bfq (anticipatory, idle_policy)"
+
+
 def test_a_dry_control_over_a_static_contender(tmp_path: Path) -> None:
     """`ioazd-dry@stream-tuned`: ioazd in dry run, and the plan carries stream-tuned's knobs
     for the guest to set first; the command line takes it and refuses a base that is not a

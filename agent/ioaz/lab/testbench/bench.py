@@ -395,7 +395,10 @@ def timeline(log: Path, device: str) -> list[dict[str, Any]]:
         if ev.get("device") != device or ev.get("dry_run"):
             continue
         if ev.get("event") in ("switch", "policy_change", "switch_failed"):
-            out.append({"t": round(t, 1), "event": ev["event"], "to": ev.get("to"),
+            # before the workload (the idle policy at ioazd's start): in hundredths, so that
+            # it does not read as 0 s into it
+            out.append({"t": round(t, 2 if t < 0 else 1), "event": ev["event"],
+                        "to": ev.get("to"),
                         "policy": ev.get("policy"), "reason": ev.get("reason")})
         elif ev.get("event") == "trial":
             out.append({"t": round(t, 1), "event": "trial", "to": None,

@@ -306,7 +306,9 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         f"{meta['phase_s']:g} s; page cache dropped before every run. Contenders: the static "
         "schedulers (set through ioaz's actuator and put back after each run) and ioazd with "
         "the shipped configuration (deploy/ioaz.yaml, goal in its name when not the default), "
-        "started from the kernel's default at each run's start and stopped at its end"
+        "started from the kernel's default at each run's start and stopped at its end (its "
+        "idle policy sets bfq on a disk with nothing in flight when it starts, before the "
+        "workload; `-noidle` contenders have none)"
         + ("; lateN@STATIC: the kernel's default for the run's first N s, then STATIC, set as "
            "the static contenders are (never a best static); primedN@STATIC: the same, the "
            "switch made by a process that reads blocks of the disk through it and one right "
@@ -412,7 +414,8 @@ def _timeline_entry(e: dict[str, Any]) -> str:
     if e["event"] == "trial":
         gain = "" if e.get("gain") is None else f" {100 * e['gain']:+.0f}%"
         return f"{e['t']:g} s trial of {e['policy']} {e['reason']}{gain}"
-    return f"{e['t']:g} s {e['to']} ({e['policy']}, {e['reason']})"
+    when = f"{-e['t']:g} s before the start" if e["t"] < 0 else f"{e['t']:g} s"
+    return f"{when} {e['to']} ({e['policy']}, {e['reason']})"
 
 
 def _lag_table(s: Section, contender: str, rounds: list[list[dict[str, Any]]]) -> None:

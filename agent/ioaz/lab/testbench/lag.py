@@ -27,11 +27,14 @@ class Window:
 
 def events(log: Path) -> Iterator[tuple[float, dict[str, Any]]]:
     """ioazd's JSON log lines as the bench keeps them, each with its seconds from the last
-    workload start mark (a log with no mark: from ioazd's start)."""
-    t_start = 0.0
+    workload start mark; a line before the first mark (the idle policy's switch at ioazd's
+    start) from that mark, so negative (a log with no mark: from ioazd's start)."""
     if not log.exists():
         return
-    for line in log.read_text(errors="replace").splitlines():
+    lines = log.read_text(errors="replace").splitlines()
+    t_start = next((float(t) for t, _, rest in (ln.partition(" ") for ln in lines)
+                    if "@@ workload start" in rest), 0.0)
+    for line in lines:
         t_text, _, rest = line.partition(" ")
         if "@@ workload start" in rest:
             t_start = float(t_text)
