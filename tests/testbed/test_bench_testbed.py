@@ -4,8 +4,8 @@ RAID 5 that mdadm makes of three wd500 model disks in the guest. The raw workloa
 same on one disk (the array's place is taken by disk 0); the full bench, on one disk and on the
 arrays, every workload and scheduler, three rounds, is `make bench`.
 
-What it holds ioazd to: on zeroing it takes IOAZ's FCFS (fcfs -> none, which merges) and is
-not far behind the default; realised as the merge-less fifo module it ran at 1/30 of it.
+What it holds ioazd to: on zeroing it takes IOAZ's FCFS (fcfs -> none, which merges) from the
+bfq its idle policy set at its start, and is not far behind the default; realised as the merge-less fifo module it ran at 1/30 of it.
 """
 from __future__ import annotations
 
@@ -51,8 +51,11 @@ def test_bench_testbed_short_on_md_raid5(guest_image: image.Image,  # noqa: F811
     # The zeroing reaches the members as one writer's (md's own thread) sequential writes:
     # ioazd took IOAZ's FCFS (none) for each member on what it saw itself, and was not far
     # behind the default (realised as the merge-less fifo module it once ran at 1/30 of it).
+    # Before the workload, the idle policy put the quiet member on bfq (ioazd's start).
     zero = a["zero"]["contenders"]
-    assert [e["to"] for e in zero["ioazd"]["timelines"][0]] == ["none"], zero["ioazd"]
+    tl = zero["ioazd"]["timelines"][0]
+    assert [(e["to"], e["reason"]) for e in tl if e["t"] < 0] == [("bfq", "idle_policy")], tl
+    assert [e["to"] for e in tl if e["t"] >= 0] == ["none"], zero["ioazd"]
     (end,) = zero["ioazd"]["at_end"]
     assert {end[d] for d in guest["members"]} == {"none"}, end
     assert zero["ioazd"]["mb_s"] > 0.5 * zero["mq-deadline"]["mb_s"], zero
