@@ -5,7 +5,8 @@ same on one disk (the array's place is taken by disk 0); the full bench, on one 
 arrays, every workload and scheduler, three rounds, is `make bench`.
 
 What it holds ioazd to: on zeroing it takes IOAZ's FCFS (fcfs -> none, which merges) from the
-bfq its idle policy set at its start, and is not far behind the default; realised as the merge-less fifo module it ran at 1/30 of it.
+bfq its idle policy set at its start, and is not far behind the default; realised as the
+merge-less fifo module it ran at 1/30 of it.
 """
 from __future__ import annotations
 

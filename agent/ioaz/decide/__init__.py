@@ -19,7 +19,7 @@ from .config import (
     config_from_doc,
     load_context,
 )
-from .damping import Decision, DeviceState, Mode, Pin, at_start, request_count, step
+from .damping import Decision, DeviceState, Mode, Pin, request_count, step
 from .matrix import GOALS, Cell, Matrix, Source, load_matrix
 from .policies import (
     PolicyTable,
@@ -39,6 +39,7 @@ from .rules import (
 from .schema import Schema
 from .transitions import (
     after_rest_window,
+    at_start,
     initial_state,
     on_same_scheduler,
     on_switch_failed,

@@ -371,9 +371,9 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     same = cid is not None and cid == state.settled
     value = measure(features, goal)
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
-    if state.idle_set:   # the workload that started under the idle policy kept it
-        state = replace(state, idle_left_for=None)
+    # a workload that started under the idle policy and kept it: nothing to wait for
     state = replace(state, candidate=None, streak=0, settled=cid, idle_set=False,
+                    idle_left_for=None if state.idle_set else state.idle_left_for,
                     settled_n=state.settled_n + 1 if same else 1,
                     recent=recent[-settled_kept(config):])
     hold_text = f"{verdict.text}; already in force"
@@ -572,32 +572,8 @@ def _idle_switch(state: DeviceState, res: Resolution, now: float, out: Any) -> D
                resolution=res)
 
 
-def at_start(state: DeviceState, config: DecideConfig, now: float,
-             policies: PolicyTable | None, in_flight: int | None) -> Decision | None:
-    """The idle policy at ioazd's start, on a device with nothing in flight (`in_flight`
-    None: not known, so not quiet). At start ioazd cannot know how long the disk has been
-    quiet; a start is most often a boot, before the services whose processes the idle policy
-    is for, and a workload already running gets its first choice in its first window.
-    None when nothing is to be done."""
-    if state.mode is not Mode.AUTO or in_flight != 0:
-        return None
-    quiet = replace(state, quiet_since=now - config.idle_after_s)
-    res = idle_due(quiet, config, now, policies)
-    if res is None:
-        return None
-    goal = goal_for(state.info.name, state.goal, config.goals, config.goal)
-    new = replace(idle_switched(quiet, res.policy, now), quiet_since=now)
-    return Decision(device=state.info.name, now=now, action="switch",
-                    reason=Reason.IDLE_POLICY,
-                    text=f"nothing in flight at start: {res.policy}, the idle policy, so that "
-                         "the next workload's processes start under it",
-                    policy=new.policy, previous=state.policy, goal=goal, verdict=None,
-                    resolution=res, features={}, workload_class=None, state=new)
-
-
 __all__ = [
     "Decision",
-    "at_start",
     "DeviceState",
     "Mode",
     "Pin",

@@ -3,19 +3,48 @@ windows, beside step() in damping.py, which is what a window does to it.
 
 The administrator's modes (pin, unpin, pause, resume, a goal of the device's own), the
 actuator's findings (a switch failed, the scheduler was changed behind our back, a new
-policy was already the scheduler running) and a device's state at start. Pure, as
-damping.py: `now` is passed in.
+policy was already the scheduler running), a device's state at start and the idle policy
+set before the first window (at_start). Pure, as damping.py: `now` is passed in.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ..device import DeviceInfo
-from .damping import DeviceState, Mode, Pin
+from .config import DecideConfig
+from .damping import Decision, DeviceState, Mode, Pin
+from .idle import due as idle_due
+from .idle import idle_switched
+from .policies import PolicyTable
+from .reasons import Reason
+from .rules import goal_for
 
 
 def initial_state(info: DeviceInfo, available: tuple[str, ...] = ()) -> DeviceState:
     return DeviceState(info=info, available=tuple(available))
+
+
+def at_start(state: DeviceState, config: DecideConfig, now: float,
+             policies: PolicyTable | None, in_flight: int | None) -> Decision | None:
+    """The idle policy at ioazd's start, on a device with nothing in flight (`in_flight`
+    None: not known, so not quiet). At start ioazd cannot know how long the disk has been
+    quiet; a start is most often a boot, before the services whose processes the idle policy
+    is for, and a workload already running gets its first choice in its first window.
+    None when nothing is to be done."""
+    if state.mode is not Mode.AUTO or in_flight != 0:
+        return None
+    quiet = replace(state, quiet_since=now - config.idle_after_s)
+    res = idle_due(quiet, config, now, policies)
+    if res is None:
+        return None
+    goal = goal_for(state.info.name, state.goal, config.goals, config.goal)
+    new = replace(idle_switched(quiet, res.policy, now), quiet_since=now)
+    return Decision(device=state.info.name, now=now, action="switch",
+                    reason=Reason.IDLE_POLICY,
+                    text=f"nothing in flight at start: {res.policy}, the idle policy, so that "
+                         "the next workload's processes start under it",
+                    policy=new.policy, previous=state.policy, goal=goal, verdict=None,
+                    resolution=res, features={}, workload_class=None, state=new)
 
 
 def on_switch_failed(before: DeviceState, now: float) -> DeviceState:
