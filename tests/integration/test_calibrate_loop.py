@@ -159,3 +159,21 @@ def test_a_device_with_data_is_refused_and_a_mounted_one_even_when_destructive(m
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_processes_started_apart_are_measured_from_the_last_ones_start(make_loop, tmp_path):
+    """--stagger-ms on a real device: fio starts the readers 300 ms apart, the dataset keeps
+    them under their own id, and the probe's windows from before the last reader started
+    are left out (the median reading counts both readers)."""
+    need_tool("fio")
+    dev = make_loop(256)
+    ds = tmp_path / "apart.csv"
+    r = lab("calibrate", "--device", dev, "--destructive", "--probe", "bpf",
+            "--ids", "2p-seq-read-128k-t0-d1-g1_2", "--stagger-ms", "300",
+            "--candidates", "deadline", "--seconds", "2", "--out", str(ds))
+    assert r.returncode == 0, r.stderr
+    from ioaz.learn.dataset import read_rows
+    rows = read_rows(ds)
+    assert [x.workload for x in rows] == ["2p-seq-read-128k-t0-d1-g1_2-s300"]
+    assert rows[0].features["processes"] == 2
+    assert rows[0].proc_min_mb_s > 0          # each reader was measured over its runtime

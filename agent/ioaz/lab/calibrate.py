@@ -54,6 +54,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     which.add_argument("--fill-empty", action="store_true",
                        help="instead of a sample: workloads built for every cell in which no "
                             "workload of the --out dataset fell (add them to it)")
+    which.add_argument("--ids", metavar="ID[,ID]",
+                       help="instead of a sample: these workloads, by their dataset id "
+                            "(e.g. 4p-seq-read-128k-t0-d1-g1_2), to measure them again or "
+                            "with --stagger-ms")
+    p.add_argument("--stagger-ms", type=float, default=0.0, metavar="MS",
+                   help="start each workload's processes MS apart instead of together (a "
+                        "new workload id, suffix -sMS): bfq merges the queues of processes "
+                        "that start within 180 ms of each other")
     p.add_argument("--per-cell", type=int, default=1, metavar="N",
                    help="with --cells or --fill-empty: workloads per cell (default 1)")
     p.add_argument("--queue-depth", type=int, metavar="N",
@@ -77,6 +85,24 @@ class BadSelection(ValueError):
 
 
 def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
+    works = _chosen(args, real)
+    if args.stagger_ms < 0:
+        raise BadSelection(f"--stagger-ms {args.stagger_ms:g}: expected 0 or more")
+    if args.stagger_ms:
+        # one process has no one to start apart from; a workload twice is measured once
+        works = list({w.id: w for w in (grid.staggered(w, args.stagger_ms)
+                                         for w in works)}.values())
+    return works
+
+
+def _chosen(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
+    if args.ids:
+        if args.workloads is not None or args.quick:
+            raise BadSelection("--ids names the workloads itself; drop --workloads and --quick")
+        try:
+            return [grid.WorkSpec.from_id(i.strip()) for i in args.ids.split(",") if i.strip()]
+        except ValueError as e:
+            raise BadSelection(f"--ids: {e}") from None
     if args.cells or args.fill_empty:
         return _cell_workloads(args)
     if args.quick:

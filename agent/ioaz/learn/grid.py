@@ -1,5 +1,6 @@
 """The workloads a calibration runs: the IOAZ categories and more (sizes, mixes, think times,
-queue depths, how far apart the processes' files are), each with a stable id.
+queue depths, how far apart the processes' files are, how far apart the processes start),
+each with a stable id.
 
 The id names the workload in the dataset: a resumed calibration skips (id, candidate, rep)
 rows already written, and train.py splits held-out data by id, never by row.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 from dataclasses import dataclass
 
 NPROCS = (1, 2, 4, 8, 16)
@@ -28,6 +30,15 @@ class WorkSpec:
     think_ms: float = 0.0
     depth: int = 1        # 1: synchronous (one request at a time); >1: async, that many in flight
     gap_gb: float = 1.2   # distance between the processes' files (1 GB files)
+    # process i starts i * stagger_ms after the first. bfq takes processes that start within
+    # its burst interval (180 ms) as cooperators and merges their queues (stable merging):
+    # four sequential readers started together read 0.3x what they read 300 ms apart
+    # (docs/testbed.md, "Started together or apart"). Servers see both kinds of start.
+    stagger_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.stagger_ms < 0:
+            raise ValueError(f"stagger_ms {self.stagger_ms:g}: expected 0 or more")
 
     def file_gb(self, i: int) -> float:
         """Where process i's file starts, in GB: FIRST_GB, then gap_gb further for each
@@ -39,8 +50,21 @@ class WorkSpec:
     def id(self) -> str:
         think = f"{self.think_ms:g}".replace(".", "_")
         gap = f"{self.gap_gb:g}".replace(".", "_")
+        # no suffix when the processes start together, so older datasets' ids stay valid
+        stagger = f"-s{self.stagger_ms:g}".replace(".", "_") if self.stagger_ms else ""
         return (f"{self.nproc}p-{self.pattern}-{self.op}-{self.size_kb}k-t{think}"
-                f"-d{self.depth}-g{gap}")
+                f"-d{self.depth}-g{gap}{stagger}")
+
+    @classmethod
+    def from_id(cls, wid: str) -> WorkSpec:
+        """The workload an id names (the inverse of .id); ValueError names what is wrong."""
+        m = _ID.fullmatch(wid)
+        if not m:
+            raise ValueError(f"{wid!r}: not a workload id (expected e.g. "
+                             f"{WorkSpec(4, 'seq', 'read', 128).id}, optionally -sMS)")
+        num = lambda g: float((m.group(g) or "0").replace("_", "."))  # noqa: E731
+        return cls(int(m.group("n")), m.group("pat"), m.group("op"), int(m.group("size")),
+                   num("think"), int(m.group("depth")), num("gap"), num("stagger"))
 
     @property
     def ioaz_class(self) -> str:
@@ -57,6 +81,18 @@ class WorkSpec:
         workload keeps `depth` requests in flight per process (deep), a synchronous one one
         (shallow). Again the classifier may see it otherwise."""
         return f"{self.ioaz_class}/{'deep' if self.depth > 1 else 'shallow'}"
+
+
+_NUM = r"\d+(?:_\d+)?"
+_ID = re.compile(rf"(?P<n>[1-9]\d*)p-(?P<pat>seq|rand)-(?P<op>read|write|mixed)-(?P<size>[1-9]\d*)k"
+                 rf"-t(?P<think>{_NUM})-d(?P<depth>[1-9]\d*)-g(?P<gap>{_NUM})"
+                 rf"(?:-s(?P<stagger>{_NUM}))?")
+
+
+def staggered(w: WorkSpec, ms: float) -> WorkSpec:
+    """The same workload with its processes started ms apart (one process: unchanged)."""
+    return WorkSpec(w.nproc, w.pattern, w.op, w.size_kb, w.think_ms, w.depth, w.gap_gb,
+                    ms if w.nproc > 1 else 0.0)
 
 
 def ioaz_categories() -> list[WorkSpec]:

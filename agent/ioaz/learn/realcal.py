@@ -205,7 +205,18 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     last = (size_bytes - region) // mib * mib
     for i, start in enumerate(starts):
         lines += [f"[p{i}]", f"offset={min(int(start * 1e9) // mib * mib, last)}"]
+        if w.stagger_ms:
+            # process i starts i staggers after the first; fio counts ramp_time before its
+            # runtime and reports nothing from it, so every job's report covers the same
+            # `seconds`, from the moment the last process started
+            lines += [f"startdelay={int(i * w.stagger_ms * 1000)}us",
+                      f"ramp_time={int((w.nproc - 1 - i) * w.stagger_ms * 1000)}us"]
     return "\n".join(lines) + "\n"
+
+
+def ramp_s(w: WorkSpec) -> float:
+    """How long after the first process the last one starts."""
+    return (w.nproc - 1) * w.stagger_ms / 1e3
 
 
 def fio_outcome(report: dict) -> dict[str, float | None]:
@@ -250,7 +261,7 @@ def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
     try:
         th.start()
         p = subprocess.run(["fio", "--output-format=json", jf.name], capture_output=True,
-                           text=True, timeout=seconds * 4 + 60)
+                           text=True, timeout=(seconds + 2 * ramp_s(w)) * 4 + 60)
     finally:
         stop.set()
         th.join()
@@ -258,7 +269,9 @@ def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
     if p.returncode != 0:
         raise RuntimeError(f"fio failed on {dev}: {p.stderr.strip()[:300]}")
     report = json.loads(p.stdout[p.stdout.index("{"):])
-    return windows, fio_outcome(report)
+    # windows that ended before the last process started are not the workload (fio's report
+    # leaves that time out too)
+    return windows[int(ramp_s(w) / window_s):], fio_outcome(report)
 
 
 def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> int:

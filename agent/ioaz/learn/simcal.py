@@ -26,6 +26,9 @@ SIM_CANDIDATES: dict[str, str] = {
 
 
 def sim_workload(w: WorkSpec, seconds: float) -> Workload:
+    """The workload's processes, all started at once: a staggered workload (stagger_ms) runs
+    as if started together, because no scheduler of the simulator merges the queues of
+    processes by when they started (bfq's stable merging, which the stagger is there for)."""
     procs = [ProcSpec(name=f"{w.id}-{i}", op=w.op, read_fraction=0.7, pattern=w.pattern,
                       size_kb=w.size_kb, sync=w.depth == 1, depth=w.depth, think_ms=w.think_ms,
                       region_gb=w.file_gb(i), span_gb=FILE_GB)

@@ -1,0 +1,87 @@
+"""Workloads whose processes start apart (WorkSpec.stagger_ms): their ids, fio's job file
+(every process measured over the same seconds, from the last one's start), and
+`ioaz-lab calibrate --ids ... --stagger-ms`."""
+from __future__ import annotations
+
+import configparser
+import json
+import shutil
+import subprocess
+import time
+
+import pytest
+from ioaz.lab.main import main as lab
+from ioaz.learn import grid
+from ioaz.learn.dataset import read_rows
+from ioaz.learn.realcal import fio_jobfile, ramp_s
+
+QUICK = ["--model", "carroll-hp72", "--seconds", "0.5", "--candidates", "cfq"]
+
+
+def test_an_id_names_its_workload_and_only_a_stagger_adds_a_suffix():
+    for w in grid.full_grid():
+        assert grid.WorkSpec.from_id(w.id) == w
+        assert w.id.split("-")[-1].startswith("g")   # older datasets keep their ids
+    w = grid.staggered(grid.WorkSpec(4, "seq", "read", 128), 300)
+    assert w.id == "4p-seq-read-128k-t0-d1-g1_2-s300"
+    assert grid.WorkSpec.from_id(w.id) == w and w.cell == "4/sequential/read/shallow"
+    half = grid.WorkSpec(2, "rand", "mixed", 4, 3.0, 1, 40.0, 12.5)
+    assert half.id.endswith("-s12_5") and grid.WorkSpec.from_id(half.id) == half
+    one = grid.WorkSpec(1, "seq", "read", 128)
+    assert grid.staggered(one, 300) == one        # one process has no one to start apart from
+    for bad in ("4p-seq-read-128k", "4p-seq-read-128k-t0-d1-g1_2-s", "0p-seq-read-4k-t0-d1-g1"):
+        with pytest.raises(ValueError, match="not a workload id"):
+            grid.WorkSpec.from_id(bad)
+    with pytest.raises(ValueError, match="stagger_ms -1"):
+        grid.WorkSpec(2, "seq", "read", 4, stagger_ms=-1)
+
+
+def test_fio_starts_the_processes_apart_and_reports_each_over_the_same_seconds():
+    w = grid.staggered(grid.WorkSpec(3, "seq", "read", 128), 300)
+    c = configparser.ConfigParser()
+    c.read_string(fio_jobfile(w, "/dev/sdb", 500 * 10**9, 4.0))
+    assert [c[f"p{i}"]["startdelay"] for i in range(3)] == ["0us", "300000us", "600000us"]
+    assert [c[f"p{i}"]["ramp_time"] for i in range(3)] == ["600000us", "300000us", "0us"]
+    assert ramp_s(w) == pytest.approx(0.6)
+    together = configparser.ConfigParser()
+    together.read_string(fio_jobfile(grid.WorkSpec(3, "seq", "read", 128), "/dev/sdb",
+                                     500 * 10**9, 4.0))
+    assert not any(k in together["p1"] for k in ("startdelay", "ramp_time"))
+
+
+def test_real_fio_measures_every_staggered_process_over_the_runtime(tmp_path):
+    if not shutil.which("fio"):
+        pytest.skip("fio is not installed (make deps installs it)")
+    img = tmp_path / "f.img"
+    with open(img, "wb") as f:
+        f.truncate(3 << 30)
+    w = grid.staggered(grid.WorkSpec(3, "seq", "read", 128), 400)
+    # page-cache reads of a sparse file: what is checked is fio's timing, not a disk
+    job = fio_jobfile(w, str(img), 3 << 30, 1.0).replace("direct=1", "direct=0")
+    (tmp_path / "j.fio").write_text(job)
+    t0 = time.monotonic()
+    out = subprocess.run(["fio", "--output-format=json", str(tmp_path / "j.fio")],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    wall = time.monotonic() - t0
+    report = json.loads(out[out.index("{"):])
+    runtimes = [j["read"]["runtime"] for j in report["jobs"]]    # ms, ramp left out
+    assert all(950 <= r <= 1300 for r in runtimes), runtimes
+    assert wall >= 1.0 + ramp_s(w)                   # the ramp ran before the runtime
+
+
+def test_calibrate_measures_the_named_workloads_started_apart(tmp_path, capsys):
+    out = tmp_path / "d.csv"
+    ids = "1p-seq-read-128k-t0-d1-g1_2,4p-seq-read-128k-t0-d1-g1_2"
+    assert lab(["calibrate", *QUICK, "--ids", ids, "--stagger-ms", "300",
+                "--out", str(out)]) == 0
+    assert {r.workload for r in read_rows(out)} == {
+        "1p-seq-read-128k-t0-d1-g1_2", "4p-seq-read-128k-t0-d1-g1_2-s300"}
+    capsys.readouterr()
+    assert lab(["calibrate", *QUICK, "--ids", "4p-seq-read-128k", "--out", str(out)]) == 2
+    assert "--ids: '4p-seq-read-128k': not a workload id" in capsys.readouterr().err
+    assert lab(["calibrate", *QUICK, "--ids", ids, "--stagger-ms", "-5",
+                "--out", str(out)]) == 2
+    assert "--stagger-ms -5: expected 0 or more" in capsys.readouterr().err
+    assert lab(["calibrate", *QUICK, "--ids", ids, "--workloads", "3",
+                "--out", str(out)]) == 2
+    assert "--ids names the workloads itself" in capsys.readouterr().err
