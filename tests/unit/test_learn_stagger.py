@@ -1,6 +1,7 @@
-"""Workloads whose processes start apart (WorkSpec.stagger_ms): their ids, fio's job file
-(every process measured over the same seconds, from the last one's start), and
-`ioaz-lab calibrate --ids ... --stagger-ms`."""
+"""Workloads whose processes start apart (WorkSpec.stagger_ms) or are measured after a
+warm-up (warmup_s): their ids, fio's job file (every process measured over the same seconds,
+from the warm-up's end after the last one's start), and `ioaz-lab calibrate --ids ...
+--stagger-ms --warmup-s`."""
 from __future__ import annotations
 
 import configparser
@@ -29,11 +30,17 @@ def test_an_id_names_its_workload_and_only_a_stagger_adds_a_suffix():
     assert half.id.endswith("-s12_5") and grid.WorkSpec.from_id(half.id) == half
     one = grid.WorkSpec(1, "seq", "read", 128)
     assert grid.staggered(one, 300) == one        # one process has no one to start apart from
+    warm = grid.warmed(w, 15)
+    assert warm.id == "4p-seq-read-128k-t0-d1-g1_2-s300-w15"
+    assert grid.WorkSpec.from_id(warm.id) == warm
+    assert grid.warmed(one, 2.5).id == "1p-seq-read-128k-t0-d1-g1_2-w2_5"
     for bad in ("4p-seq-read-128k", "4p-seq-read-128k-t0-d1-g1_2-s", "0p-seq-read-4k-t0-d1-g1"):
         with pytest.raises(ValueError, match="not a workload id"):
             grid.WorkSpec.from_id(bad)
     with pytest.raises(ValueError, match="stagger_ms -1"):
         grid.WorkSpec(2, "seq", "read", 4, stagger_ms=-1)
+    with pytest.raises(ValueError, match="warmup_s -2"):
+        grid.WorkSpec(2, "seq", "read", 4, warmup_s=-2)
 
 
 def test_fio_starts_the_processes_apart_and_reports_each_over_the_same_seconds():
@@ -47,6 +54,11 @@ def test_fio_starts_the_processes_apart_and_reports_each_over_the_same_seconds()
     together.read_string(fio_jobfile(grid.WorkSpec(3, "seq", "read", 128), "/dev/sdb",
                                      500 * 10**9, 4.0))
     assert not any(k in together["p1"] for k in ("startdelay", "ramp_time"))
+    warm = configparser.ConfigParser()
+    warm.read_string(fio_jobfile(grid.warmed(w, 10), "/dev/sdb", 500 * 10**9, 4.0))
+    assert [warm[f"p{i}"]["ramp_time"] for i in range(3)] == \
+        ["10600000us", "10300000us", "10000000us"]
+    assert ramp_s(grid.warmed(w, 10)) == pytest.approx(10.6)
 
 
 def test_real_fio_measures_every_staggered_process_over_the_runtime(tmp_path):
@@ -55,7 +67,7 @@ def test_real_fio_measures_every_staggered_process_over_the_runtime(tmp_path):
     img = tmp_path / "f.img"
     with open(img, "wb") as f:
         f.truncate(3 << 30)
-    w = grid.staggered(grid.WorkSpec(3, "seq", "read", 128), 400)
+    w = grid.warmed(grid.staggered(grid.WorkSpec(3, "seq", "read", 128), 400), 0.5)
     # page-cache reads of a sparse file: what is checked is fio's timing, not a disk
     job = fio_jobfile(w, str(img), 3 << 30, 1.0).replace("direct=1", "direct=0")
     (tmp_path / "j.fio").write_text(job)
@@ -76,12 +88,18 @@ def test_calibrate_measures_the_named_workloads_started_apart(tmp_path, capsys):
                 "--out", str(out)]) == 0
     assert {r.workload for r in read_rows(out)} == {
         "1p-seq-read-128k-t0-d1-g1_2", "4p-seq-read-128k-t0-d1-g1_2-s300"}
+    assert lab(["calibrate", *QUICK, "--ids", ids, "--warmup-s", "1", "--out",
+                str(out)]) == 0
+    assert {r.workload for r in read_rows(out)} >= {
+        "1p-seq-read-128k-t0-d1-g1_2-w1", "4p-seq-read-128k-t0-d1-g1_2-w1"}
     capsys.readouterr()
     assert lab(["calibrate", *QUICK, "--ids", "4p-seq-read-128k", "--out", str(out)]) == 2
     assert "--ids: '4p-seq-read-128k': not a workload id" in capsys.readouterr().err
     assert lab(["calibrate", *QUICK, "--ids", ids, "--stagger-ms", "-5",
                 "--out", str(out)]) == 2
     assert "--stagger-ms -5: expected 0 or more" in capsys.readouterr().err
+    assert lab(["calibrate", *QUICK, "--ids", ids, "--warmup-s", "-1", "--out", str(out)]) == 2
+    assert "--warmup-s -1: expected 0 or more" in capsys.readouterr().err
     assert lab(["calibrate", *QUICK, "--ids", ids, "--workloads", "3",
                 "--out", str(out)]) == 2
     assert "--ids names the workloads itself" in capsys.readouterr().err

@@ -62,6 +62,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="start each workload's processes MS apart instead of together (a "
                         "new workload id, suffix -sMS): bfq merges the queues of processes "
                         "that start within 180 ms of each other")
+    p.add_argument("--warmup-s", type=float, default=0.0, metavar="S",
+                   help="run each workload S seconds (after its last process started) before "
+                        "the measured --seconds (a new workload id, suffix -wS): bfq "
+                        "weight-raises new queues for their first 3-13 s")
     p.add_argument("--per-cell", type=int, default=1, metavar="N",
                    help="with --cells or --fill-empty: workloads per cell (default 1)")
     p.add_argument("--queue-depth", type=int, metavar="N",
@@ -86,13 +90,15 @@ class BadSelection(ValueError):
 
 def _workloads(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
     works = _chosen(args, real)
-    if args.stagger_ms < 0:
-        raise BadSelection(f"--stagger-ms {args.stagger_ms:g}: expected 0 or more")
+    for opt, v in (("--stagger-ms", args.stagger_ms), ("--warmup-s", args.warmup_s)):
+        if v < 0:
+            raise BadSelection(f"{opt} {v:g}: expected 0 or more")
     if args.stagger_ms:
-        # one process has no one to start apart from; a workload twice is measured once
-        works = list({w.id: w for w in (grid.staggered(w, args.stagger_ms)
-                                         for w in works)}.values())
-    return works
+        works = [grid.staggered(w, args.stagger_ms) for w in works]
+    if args.warmup_s:
+        works = [grid.warmed(w, args.warmup_s) for w in works]
+    # one process has no one to start apart from: a workload twice is measured once
+    return list({w.id: w for w in works}.values())
 
 
 def _chosen(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:

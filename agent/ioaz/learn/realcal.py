@@ -205,18 +205,19 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     last = (size_bytes - region) // mib * mib
     for i, start in enumerate(starts):
         lines += [f"[p{i}]", f"offset={min(int(start * 1e9) // mib * mib, last)}"]
-        if w.stagger_ms:
+        if w.stagger_ms or w.warmup_s:
             # process i starts i staggers after the first; fio counts ramp_time before its
             # runtime and reports nothing from it, so every job's report covers the same
-            # `seconds`, from the moment the last process started
-            lines += [f"startdelay={int(i * w.stagger_ms * 1000)}us",
-                      f"ramp_time={int((w.nproc - 1 - i) * w.stagger_ms * 1000)}us"]
+            # `seconds`, from warmup_s after the last process started
+            start = i * w.stagger_ms / 1e3
+            lines += [f"startdelay={round(start * 1e6)}us",
+                      f"ramp_time={round((ramp_s(w) - start) * 1e6)}us"]
     return "\n".join(lines) + "\n"
 
 
 def ramp_s(w: WorkSpec) -> float:
-    """How long after the first process the last one starts."""
-    return (w.nproc - 1) * w.stagger_ms / 1e3
+    """How long after the first process started the measured seconds begin."""
+    return (w.nproc - 1) * w.stagger_ms / 1e3 + w.warmup_s
 
 
 def fio_outcome(report: dict) -> dict[str, float | None]:
@@ -269,8 +270,8 @@ def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
     if p.returncode != 0:
         raise RuntimeError(f"fio failed on {dev}: {p.stderr.strip()[:300]}")
     report = json.loads(p.stdout[p.stdout.index("{"):])
-    # windows that ended before the last process started are not the workload (fio's report
-    # leaves that time out too)
+    # windows that ended before the measured seconds began are not the workload (fio's
+    # report leaves that time out too)
     return windows[int(ramp_s(w) / window_s):], fio_outcome(report)
 
 

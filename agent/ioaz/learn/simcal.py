@@ -26,9 +26,10 @@ SIM_CANDIDATES: dict[str, str] = {
 
 
 def sim_workload(w: WorkSpec, seconds: float) -> Workload:
-    """The workload's processes, all started at once: a staggered workload (stagger_ms) runs
-    as if started together, because no scheduler of the simulator merges the queues of
-    processes by when they started (bfq's stable merging, which the stagger is there for)."""
+    """The workload's processes, all started at once and measured from the start: a
+    staggered or warmed-up workload (stagger_ms, warmup_s) runs as if neither, because no
+    scheduler of the simulator treats a queue by when it started (bfq's stable merging and
+    weight raising, which those are there for)."""
     procs = [ProcSpec(name=f"{w.id}-{i}", op=w.op, read_fraction=0.7, pattern=w.pattern,
                       size_kb=w.size_kb, sync=w.depth == 1, depth=w.depth, think_ms=w.think_ms,
                       region_gb=w.file_gb(i), span_gb=FILE_GB)
