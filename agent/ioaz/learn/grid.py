@@ -31,13 +31,13 @@ class WorkSpec:
     depth: int = 1        # 1: synchronous (one request at a time); >1: async, that many in flight
     gap_gb: float = 1.2   # distance between the processes' files (1 GB files)
     # process i starts i * stagger_ms after the first. bfq takes processes that start within
-    # its burst interval (180 ms) as cooperators and merges their queues (stable merging):
-    # four sequential readers started together read 0.3x what they read 300 ms apart
-    # (docs/testbed.md, "Started together or apart"). Servers see both kinds of start.
+    # its burst interval (180 ms) as cooperators and merges their queues (stable merging), so
+    # to bfq together and apart are two workloads; servers see both kinds of start
+    # (docs/testbed.md, "Started apart again, with and without ioaz's probe")
     stagger_ms: float = 0.0
     # the processes run warmup_s after the last one started before the measured seconds
-    # begin: bfq weight-raises a queue it sees start alone for its first 3-13 s (low_latency),
-    # which a 4 s run right after the start measures instead of how bfq serves the workload
+    # begin: bfq weight-raises a queue that starts on its own for its first 3-13 s, and its
+    # high level for a few readers started apart, when it comes, comes 7-9 s in
     warmup_s: float = 0.0
 
     def __post_init__(self) -> None:
@@ -67,7 +67,7 @@ class WorkSpec:
         m = _ID.fullmatch(wid)
         if not m:
             raise ValueError(f"{wid!r}: not a workload id (expected e.g. "
-                             f"{WorkSpec(4, 'seq', 'read', 128).id}, optionally -sMS)")
+                             f"{WorkSpec(4, 'seq', 'read', 128).id}, optionally -sMS and -wS)")
         num = lambda g: float((m.group(g) or "0").replace("_", "."))  # noqa: E731
         return cls(int(m.group("n")), m.group("pat"), m.group("op"), int(m.group("size")),
                    num("think"), int(m.group("depth")), num("gap"), num("stagger"),
