@@ -3,6 +3,7 @@ resumes without redoing or duplicating runs; derive names each cell's winner wit
 and runs, and says when there is no clear winner; the files pass ioaz's own validator."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,33 @@ def test_a_stand_in_takes_the_cells_without_a_clear_winner(tmp_path):
     assert (cell.policy, cell.source.kind, cell.runner_up) == ("deadline", "judgement", None)
     # what the data leaned to, and what came within the margin of it, without the stand-in
     assert cell.within_noise == ("cfq", "fcfs")
+
+
+def test_a_tie_with_a_worse_p99_is_named_in_the_cell_but_not_kept(tmp_path):
+    """One sequential reader, three candidates within a hair on the goal: cfq with 2.5x
+    deadline's p99 is not within the noise (ioazd would keep it), sstf with 1.05x is."""
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = []
+    for w in ("s1", "s2"):
+        rows += [replace(row(w, "deadline", 50.0, procs=1, seq=0.99), p99_latency_s=0.020),
+                 replace(row(w, "cfq", 50.1, procs=1, seq=0.99), p99_latency_s=0.050),
+                 replace(row(w, "sstf", 50.05, procs=1, seq=0.99), p99_latency_s=0.021)]
+    table = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES, stand_in="deadline")
+    s = table["1/sequential/read"]
+    assert (s.policy, s.stood_in_for, s.within_noise) == ("deadline", "cfq", ("sstf",))
+    assert s.louder == (("cfq", pytest.approx(2.5)),)
+    assert s.note().endswith("their p99 this many times deadline's: cfq 2.50x")
+    cell = load_matrix(written(tmp_path, rows, table)).tables["mean"]["1/sequential/read"]
+    assert cell.within_noise == ("sstf",) and cell.p99_over == (("cfq", 2.5),)
+    # without the slack every tie is kept, as before
+    off = derive_table(rows, "mean", t, 0.02, IOAZ_AXES, "deadline", p99_slack=None)
+    assert off["1/sequential/read"].within_noise == ("cfq", "sstf")
+    # a wider slack keeps cfq too; runs without a p99 are no evidence either way
+    assert derive_table(rows, "mean", t, 0.02, IOAZ_AXES, "deadline", p99_slack=2.0)[
+        "1/sequential/read"].within_noise == ("cfq", "sstf")
+    blind = [replace(r, p99_latency_s=None) if r.candidate == "cfq" else r for r in rows]
+    assert derive_table(blind, "mean", t, 0.02, IOAZ_AXES, "deadline")[
+        "1/sequential/read"].within_noise == ("cfq", "sstf")
 
 
 def test_the_closed_loop_settles_or_pays_for_its_cycle():

@@ -288,6 +288,24 @@ def test_within_noise_lists_other_known_policies(tmp_path: Path) -> None:
     assert msg.startswith(f"{p}:{line_of(text, 'stram')}: ") and "unknown policy" in msg
 
 
+def test_p99_over_names_other_policies_with_a_ratio_of_at_least_one(tmp_path: Path) -> None:
+    ok, _ = broken(tmp_path, "1/random/write: deadline",
+                   "1/random/write: {policy: deadline, within_noise: [sstf], "
+                   "p99_over: {anticipatory: 1.9}}")
+    cell = load_matrix(ok).tables["min"]["1/random/write"]
+    assert (cell.within_noise, cell.p99_over) == (("sstf",), (("anticipatory", 1.9),))
+    for name, bad, want in (
+            ("own.yaml", "{deadline: 1.5}", "the cell's own policy (got 'deadline'"),
+            ("both.yaml", "{sstf: 1.5}", "also listed within_noise (got 'sstf'"),
+            ("low.yaml", "{anticipatory: 0.5}", "0.5"),
+            ("typo.yaml", "{antcipatory: 1.5}", "unknown policy")):
+        p, text = broken(tmp_path, "1/random/write: deadline",
+                         "1/random/write: {policy: deadline, within_noise: [sstf], "
+                         f"p99_over: {bad}}}", name=name)
+        [msg] = errors_of(p)
+        assert msg.startswith(f"{p}:{line_of(text, 'p99_over')}: ") and want in msg, msg
+
+
 def test_tunables_are_knobs_per_scheduler_and_a_bad_value_names_its_line(tmp_path: Path) -> None:
     ok, _ = broken(tmp_path, "\ngoals:", "\ntunables:\n  stream: {svc_min_us: 1088}\ngoals:")
     assert load_matrix(ok).tunables == {"stream": {"svc_min_us": 1088}}

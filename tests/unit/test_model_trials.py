@@ -6,7 +6,7 @@ window, which is what these tests need.
 
 The matrix is test_decide_trial.py's, with a measured source and ties in cell 1: 8 processes
 -> cfq, runner-up stream by 2.7 points; 4 -> deadline by 9 points over sstf; 1 -> fcfs, with
-cfq and sstf within its noise.
+cfq and sstf within its noise, and stream as good but with 1.8x its p99.
 """
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ sources:
 default_source: test
 goals:
   throughput:
-    "1": {policy: fcfs, within_noise: [cfq, sstf]}
+    "1": {policy: fcfs, within_noise: [cfq, sstf], p99_over: {stream: 1.8}}
     "4": {policy: deadline, runner_up: {policy: sstf, margin_points: 9.0}}
     "8": {policy: cfq, runner_up: {policy: stream, margin_points: 2.7}}
     16+: deadline
@@ -128,6 +128,25 @@ def test_the_cells_ties_hold_only_when_the_models_choice_is_one_of_them(tmp_path
     d = step(feats("1", 2.0), state, CFG, provider(tmp_path, {"cfq": 0.9, "deadline": 0.1}),
              1000.0)
     assert d.action == "hold" and d.reason == "within_noise"
+
+
+def test_a_models_choice_with_a_worse_p99_in_the_cell_gives_way_to_the_cells_policy(
+        tmp_path: Path) -> None:
+    prov = provider(tmp_path, {"stream": 0.9, "cfq": 0.1})
+    v = prov.verdict(feats("1", 2.0), HDD, "throughput")
+    assert (v.policy, v.confidence, v.cell) == ("fcfs", 0.9, "1")
+    assert "stream" in v.text and "worse p99" in v.text
+    # a disk under stream is moved to fcfs: stream is not within the cell's noise
+    state = replace(initial_state(HDD), policy="stream", since=None)
+    out = []
+    for i in range(6):
+        d = step(feats("1", 2.0), state, CFG, prov, 1000.0 + i)
+        out.append(d)
+        state = d.state
+    assert [(d.previous, d.policy) for d in out if d.switch] == [("stream", "fcfs")]
+    # a choice the cell measured with no worse a p99 stays the model's
+    assert provider(tmp_path, {"sstf": 0.9, "cfq": 0.1}).verdict(
+        feats("1", 2.0), HDD, "throughput").policy == "sstf"
 
 
 @pytest.mark.parametrize("scores,goal", [({"sstf": 0.5, "cfq": 0.5}, "throughput"),

@@ -50,6 +50,9 @@ class Cell:
     # Other policies the calibration could not tell from this one (within the derive margin
     # of the cell's best): one of them in force is kept, not switched away for noise.
     within_noise: tuple[str, ...] = ()
+    # Policies as good on the goal but with a p99 this many times this one's: not kept, and
+    # not taken from a model over this cell's policy.
+    p99_over: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,15 @@ def _semantic_issues(doc: Doc) -> list[Issue]:
                 tpath = cpath + ("within_noise",)
                 out.append(doc.issue(tpath, f"{format_path(tpath)}: lists the cell's own policy "
                                             f"(got {cell['policy']!r}, expected only others)"))
+            over = cell.get("p99_over") if isinstance(cell, dict) else None
+            for p in (over or {}):
+                if p == cell["policy"] or p in (tied or ()):
+                    opath = cpath + ("p99_over", p)
+                    what = "the cell's own policy" if p == cell["policy"] else \
+                        "also listed within_noise"
+                    out.append(doc.issue(opath, f"{format_path(opath)}: {what} (got {p!r}, "
+                                                "expected a policy that is neither)",
+                                         at_key=True))
             if runner is not None and runner["policy"] == cell["policy"]:
                 rpath = cpath + ("runner_up", "policy")
                 out.append(doc.issue(rpath, f"{format_path(rpath)}: the runner-up is the cell's "
@@ -177,7 +189,9 @@ def _build(doc: Doc) -> Matrix:
                               cell.get("note"), doc.key_line(("goals", goal, key)),
                               runner["policy"] if runner else None,
                               float(runner["margin_points"]) if runner else None,
-                              tuple(cell.get("within_noise", ())))
+                              tuple(cell.get("within_noise", ())),
+                              tuple((p, float(r)) for p, r in
+                                    (cell.get("p99_over") or {}).items()))
         tables[goal] = table
     tunables = {sched: dict(knobs) for sched, knobs in (d.get("tunables") or {}).items()}
     return Matrix(doc.file, d["name"], tuple(d["axes"]), sources, tables, tunables)

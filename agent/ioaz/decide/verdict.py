@@ -30,6 +30,8 @@ class Verdict:
     runner_up: str | None = None  # the cell's second policy, and the winner's lead over it
     margin_points: float | None = None  # (points of share of the per-workload best)
     within_noise: tuple[str, ...] = ()  # policies the cell's calibration could not tell apart
+    # policies as good on the goal in this cell but with a worse p99 (matrix.Cell.p99_over)
+    p99_over: tuple[str, ...] = ()
     # the policies that won the matrix's measured cells, other than this cell's, for trials
     # (trial.py: trial_unclear in a cell no measurement chose, trial_measured in one it did)
     alternatives: tuple[str, ...] = ()
@@ -105,6 +107,7 @@ class MatrixVerdicts:
             source_kind=cell.source.kind, rule=choice.rule.describe(),
             runner_up=cell.runner_up, margin_points=cell.margin_points,
             within_noise=cell.within_noise,
+            p99_over=tuple(p for p, _ in cell.p99_over),
             alternatives=tuple(p for p in self._measured_winners(choice.file, goal)
                                if p != cell.policy),
         )

@@ -1,6 +1,7 @@
 """`ioaz-lab derive DATASET`: the decision matrix of each goal from a calibration dataset.
 
-    ioaz-lab derive hp72.csv --out-dir matrices/ [--name hp72] [--min-margin 0.02] [--ioaz-axes]
+    ioaz-lab derive hp72.csv --out-dir matrices/ [--name hp72] [--min-margin 0.02] \
+      [--p99-slack 0.10] [--ioaz-axes]
 
 Writes OUT_DIR/NAME-GOAL.yaml for the goals min, max, mean, throughput and latency, in the
 schema of decision_matrices/ (each file is validated before it is kept), every cell with the
@@ -46,6 +47,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="candidates no cell may name, their runs left out (e.g. fifo, a "
                         "measurement baseline that never merges: a buffered writer, which the "
                         "grid does not run, would get its pages one request each)")
+    p.add_argument("--p99-slack", type=float, default=0.10, metavar="FRACTION",
+                   help="a policy within a cell's margin whose p99 latency was more than this "
+                        "much over the cell's policy's is not listed within_noise, so ioazd "
+                        "does not keep it for noise (0.10 = 10%%, the default; a negative "
+                        "value keeps every tie)")
     p.add_argument("--ioaz-axes", action="store_true",
                    help="cells by IOAZ's processes/pattern/mode only, without the depth axis")
 
@@ -82,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     axes = IOAZ_AXES if args.ioaz_axes else AXES
     for goal in args.goal or GOALS:
         _say_noise(rows, goal, args.min_margin)
-        table = derive_table(rows, goal, t, args.min_margin, axes, args.unclear_policy)
+        table = derive_table(rows, goal, t, args.min_margin, axes, args.unclear_policy,
+                             args.p99_slack if args.p99_slack >= 0 else None)
         doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes,
                          excluded, tunables)
         path = out_dir / f"{name}-{goal}.yaml"

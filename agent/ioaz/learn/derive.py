@@ -12,6 +12,11 @@ per-workload best" it is ahead of the runner-up. A margin under `min_margin` is 
 winner: the cell still names the better policy (every cell of a matrix must name one) but its
 source says judgement and its note says why, and it lists the policies within the margin of
 its best (`within_noise`), one of which ioazd keeps in force rather than switch for noise.
+A policy within the margin on the goal whose p99 latency was more than `p99_slack` worse
+than the cell's policy's (geometric mean over the cell's workloads of the ratio of their
+mean p99s) is left out of that list and named in the note: the calibration did tell it
+apart, on the tail a user sees, so ioazd switches from it to the cell's policy rather than
+keep it (bfq's p99 on random readers is 1.5-6x mq-deadline's at the same throughput).
 A class no workload fell into gets the policy best over the workloads of the class without
 its depth (when the axes include depth), else over all workloads of the goal, also marked
 judgement.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -53,8 +59,20 @@ class CellResult:
     stood_in_for: str | None = None    # the policy the data leaned to, replaced by a stand-in
     # the policies whose share came within the margin of the cell's best (its own excluded)
     within_noise: tuple[str, ...] = ()
+    # within the margin, but their p99 this many times the cell's policy's: not kept
+    louder: tuple[tuple[str, float], ...] = ()
 
     def note(self) -> str:
+        return self._note() + self._louder()
+
+    def _louder(self) -> str:
+        if not self.louder:
+            return ""
+        each = ", ".join(f"{p} {r:.2f}x" for p, r in self.louder)
+        return (f"; within the margin but not kept for noise, their p99 this many times "
+                f"{self.policy}'s: {each}")
+
+    def _note(self) -> str:
         if self.stood_in_for is not None:
             if self.empty:
                 return (f"no calibration workload fell in this class: {self.policy} stands in, "
@@ -113,12 +131,14 @@ def shares(per: dict[str, Outcome], goal: str) -> dict[str, float]:
 
 
 def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 0.02,
-                 axes: tuple[str, ...] = AXES,
-                 stand_in: str | None = None) -> dict[str, CellResult]:
+                 axes: tuple[str, ...] = AXES, stand_in: str | None = None,
+                 p99_slack: float | None = 0.10) -> dict[str, CellResult]:
     """The matrix's cells. With `stand_in`, a cell without a clear winner (or without any
     workload) names that policy instead of the one its data leaned to: ioazd then leaves a
     disk alone where the calibration could not tell the candidates apart (with the kernel's
-    default as the stand-in), rather than pay a switch for noise."""
+    default as the stand-in), rather than pay a switch for noise. `p99_slack` (None: off)
+    takes out of a cell's ties the policies whose p99 was that much worse than its policy's;
+    the latency goal needs none, its margin being p99 already."""
     outs = outcomes(rows)
     classes = workload_classes(rows, t, axes)
     by_cell: dict[str, list[str]] = collections.defaultdict(list)
@@ -128,6 +148,8 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
     overall = _rank(outs, list(outs), goal)
     fallback = policy_of[overall[0][0]] if overall else "deadline"
     table = {}
+    # cell -> its workloads, its candidates best first, those within the margin
+    near_of: dict[str, tuple[list[str], list[str], list[str]]] = {}
     for key in all_cell_keys(axes):
         ws = by_cell.get(key, [])
         if not ws:
@@ -138,16 +160,48 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         runner, rshare = ranked[1] if len(ranked) > 1 else (None, share)
         margin = share - rshare if runner else 0.0
         runs = sum(len(o.rows) for w in ws for o in outs[w].values())
-        near = tuple(dict.fromkeys(policy_of[c] for c, s in ranked if s > share - min_margin))
+        near = [c for c, s in ranked if s > share - min_margin]
+        near_of[key] = (ws, [c for c, _ in ranked], near)
         table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
                                 policy_of.get(runner) if runner else None, len(ws), runs,
-                                within_noise=near)
+                                within_noise=tuple(dict.fromkeys(policy_of[c] for c in near)))
     if stand_in is not None:
         for key, c in table.items():
             if not c.clear and c.policy != stand_in:
                 table[key] = replace(c, policy=stand_in, stood_in_for=c.policy)
-    return {key: replace(c, within_noise=tuple(p for p in c.within_noise if p != c.policy))
-            for key, c in table.items()}
+    for key, c in table.items():
+        ties = tuple(p for p in c.within_noise if p != c.policy)
+        louder: dict[str, float] = {}
+        if ties and p99_slack is not None and goal != "latency":
+            ws, ranked_cands, near = near_of[key]
+            ref = next((x for x in ranked_cands if policy_of[x] == c.policy), None)
+            # each tied policy by its best candidate within the margin
+            firsts = {policy_of[x]: x for x in reversed(near) if policy_of[x] in ties}
+            for policy, cand in firsts.items():
+                r = p99_ratio(outs, ws, cand, ref) if ref is not None else None
+                if r is not None and r > 1 + p99_slack:
+                    louder[policy] = r
+        table[key] = replace(c, within_noise=tuple(p for p in ties if p not in louder),
+                             louder=tuple((p, louder[p]) for p in ties if p in louder))
+    return table
+
+
+def p99_ratio(outs: dict[str, dict[str, Outcome]], ws: list[str], cand: str,
+              ref: str) -> float | None:
+    """cand's p99 latency as a multiple of ref's over workloads ws: the geometric mean of
+    the per-workload ratios of their mean p99s (a ratio and its inverse weigh the same), over
+    the workloads where both have one; None where none has."""
+    logs = []
+    for w in ws:
+        a, b = _mean_p99(outs[w].get(cand)), _mean_p99(outs[w].get(ref))
+        if a and b:
+            logs.append(math.log(a / b))
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def _mean_p99(o: Outcome | None) -> float | None:
+    xs = [r.p99_latency_s for r in o.rows if r.p99_latency_s] if o else []
+    return sum(xs) / len(xs) if xs else None
 
 
 def _empty_cell(key: str, axes: tuple[str, ...], by_cell: dict[str, list[str]],
@@ -207,6 +261,8 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
                                  "margin_points": round(100 * c.margin, 1)}
         if c.within_noise:
             cell["within_noise"] = list(c.within_noise)
+        if c.louder:
+            cell["p99_over"] = {p: round(r, 2) for p, r in c.louder}
         cells[key] = cell
     doc = {
         "kind": "matrix", "name": name,

@@ -16,6 +16,10 @@ and read 0.91 of bfq where the matrices' trials found deadline at 1.01 (docs/tes
 twenty-third run). Where the two disagree, the matrix's policy is the first trial; then the
 cell's runner-up and alternatives, as for the matrix's own verdicts. The cell's policies that
 its calibration could not tell apart stay in force only when the model's choice is one of them.
+A model's choice that the cell's calibration measured as no better on the goal and with a
+worse p99 (the cell's `p99_over`) gives way to the cell's policy: the model, trained on
+throughput labels, cannot see the tail (on sysbench rndrw it chose sstf, whose p99 in that
+cell was 1.6x mq-deadline's at the same throughput).
 """
 from __future__ import annotations
 
@@ -68,6 +72,12 @@ class ModelVerdicts:
         cands = [(p, round(x, 4)) for p, x in m.predict_proba(vector(features))]
         policy, conf = cands[0]
         v = self.fallback.verdict(features, device, goal)
+        if conf >= self.min_confidence and policy in v.p99_over and v.policy is not None:
+            mv = ModelVerdict(**v.as_dict(), model=m.path, confidence=conf,
+                              candidates=tuple(cands[:TOP]))
+            return replace(mv, text=f"model {m.name}: {_top(cands, m.output)} -> {policy}, "
+                                    f"which this cell's calibration measured within the noise "
+                                    f"of {v.policy} and with a worse p99; matrix: {v.text}")
         if conf >= self.min_confidence:
             return ModelVerdict(
                 policy, f"model:{m.name}", goal,
