@@ -136,7 +136,7 @@ def test_a_tie_with_a_worse_p99_is_named_in_the_cell_but_not_kept(tmp_path):
     table = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES, stand_in="deadline")
     s = table["1/sequential/read"]
     assert (s.policy, s.stood_in_for, s.within_noise) == ("deadline", "cfq", ("sstf",))
-    assert s.louder == (("cfq", pytest.approx(2.5)),)
+    assert s.p99_over == (("cfq", pytest.approx(2.5)),)
     assert s.note().endswith("their p99 this many times deadline's: cfq 2.50x")
     cell = load_matrix(written(tmp_path, rows, table)).tables["mean"]["1/sequential/read"]
     assert cell.within_noise == ("sstf",) and cell.p99_over == (("cfq", 2.5),)

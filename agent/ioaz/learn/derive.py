@@ -60,15 +60,15 @@ class CellResult:
     # the policies whose share came within the margin of the cell's best (its own excluded)
     within_noise: tuple[str, ...] = ()
     # within the margin, but their p99 this many times the cell's policy's: not kept
-    louder: tuple[tuple[str, float], ...] = ()
+    p99_over: tuple[tuple[str, float], ...] = ()
 
     def note(self) -> str:
-        return self._note() + self._louder()
+        return self._note() + self._p99_note()
 
-    def _louder(self) -> str:
-        if not self.louder:
+    def _p99_note(self) -> str:
+        if not self.p99_over:
             return ""
-        each = ", ".join(f"{p} {r:.2f}x" for p, r in self.louder)
+        each = ", ".join(f"{p} {r:.2f}x" for p, r in self.p99_over)
         return (f"; within the margin but not kept for noise, their p99 this many times "
                 f"{self.policy}'s: {each}")
 
@@ -148,8 +148,8 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
     overall = _rank(outs, list(outs), goal)
     fallback = policy_of[overall[0][0]] if overall else "deadline"
     table = {}
-    # cell -> its workloads, its candidates best first, those within the margin
-    near_of: dict[str, tuple[list[str], list[str], list[str]]] = {}
+    # cell -> its candidates best first, and those within the margin
+    near_of: dict[str, tuple[list[str], list[str]]] = {}
     for key in all_cell_keys(axes):
         ws = by_cell.get(key, [])
         if not ws:
@@ -161,7 +161,7 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         margin = share - rshare if runner else 0.0
         runs = sum(len(o.rows) for w in ws for o in outs[w].values())
         near = [c for c, s in ranked if s > share - min_margin]
-        near_of[key] = (ws, [c for c, _ in ranked], near)
+        near_of[key] = ([c for c, _ in ranked], near)
         table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
                                 policy_of.get(runner) if runner else None, len(ws), runs,
                                 within_noise=tuple(dict.fromkeys(policy_of[c] for c in near)))
@@ -171,18 +171,18 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
                 table[key] = replace(c, policy=stand_in, stood_in_for=c.policy)
     for key, c in table.items():
         ties = tuple(p for p in c.within_noise if p != c.policy)
-        louder: dict[str, float] = {}
+        over: dict[str, float] = {}
         if ties and p99_slack is not None and goal != "latency":
-            ws, ranked_cands, near = near_of[key]
+            ranked_cands, near = near_of[key]
             ref = next((x for x in ranked_cands if policy_of[x] == c.policy), None)
             # each tied policy by its best candidate within the margin
             firsts = {policy_of[x]: x for x in reversed(near) if policy_of[x] in ties}
             for policy, cand in firsts.items():
-                r = p99_ratio(outs, ws, cand, ref) if ref is not None else None
+                r = p99_ratio(outs, by_cell[key], cand, ref) if ref is not None else None
                 if r is not None and r > 1 + p99_slack:
-                    louder[policy] = r
-        table[key] = replace(c, within_noise=tuple(p for p in ties if p not in louder),
-                             louder=tuple((p, louder[p]) for p in ties if p in louder))
+                    over[policy] = r
+        table[key] = replace(c, within_noise=tuple(p for p in ties if p not in over),
+                             p99_over=tuple((p, over[p]) for p in ties if p in over))
     return table
 
 
@@ -261,8 +261,8 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
                                  "margin_points": round(100 * c.margin, 1)}
         if c.within_noise:
             cell["within_noise"] = list(c.within_noise)
-        if c.louder:
-            cell["p99_over"] = {p: round(r, 2) for p, r in c.louder}
+        if c.p99_over:
+            cell["p99_over"] = {p: round(r, 2) for p, r in c.p99_over}
         cells[key] = cell
     doc = {
         "kind": "matrix", "name": name,
