@@ -103,6 +103,9 @@ def test_the_simulator_lays_out_the_same_files():
     assert starts[-1] + 1.0 == pytest.approx(500.0) and starts[1] / starts[0] == \
         pytest.approx(far.file_gb(1) / far.file_gb(0))
     assert fit_layout([1.0, 2.2], [1.0, 1.0], 500.0) == [1.0, 2.2]
+    # no page cache in the simulator: a buffered writer is its write-back writer, 8 in flight
+    wb = sim_workload(WorkSpec(2, "seq", "write", 1024, buffered=True), 1.0).phases[0].procs
+    assert all((p.sync, p.depth, p.op) == (False, 8, "write") for p in wb)
 
 
 def test_a_simulated_calibration_can_run_the_drive_at_the_testbeds_queue_depth():

@@ -103,3 +103,33 @@ def test_calibrate_measures_the_named_workloads_started_apart(tmp_path, capsys):
     assert lab(["calibrate", *QUICK, "--ids", ids, "--workloads", "3",
                 "--out", str(out)]) == 2
     assert "--ids names the workloads itself" in capsys.readouterr().err
+
+
+def test_a_buffered_writer_is_named_by_its_id_and_is_deep_whatever_its_own_depth():
+    w = grid.WorkSpec(1, "seq", "write", 1024, buffered=True)
+    assert w.id == "1p-seq-write-1024k-t0-d1-g1_2-b"
+    assert grid.WorkSpec.from_id(w.id) == w
+    assert w.cell == "1/sequential/write/deep"         # the flusher keeps the queue full
+    assert grid.WorkSpec(1, "seq", "write", 1024).cell == "1/sequential/write/shallow"
+    both = grid.warmed(grid.staggered(grid.WorkSpec(4, "seq", "write", 128, buffered=True),
+                                      300), 5)
+    assert both.id.endswith("-s300-w5-b") and grid.WorkSpec.from_id(both.id) == both
+    for op in ("read", "mixed"):
+        with pytest.raises(ValueError, match=f"buffered {op}: only writers"):
+            grid.WorkSpec(1, "seq", op, 128, buffered=True)
+    with pytest.raises(ValueError, match="not a workload id"):
+        grid.WorkSpec.from_id("1p-seq-write-128k-t0-d1-g1_2-b-w5")   # -b comes last
+
+
+def test_fio_writes_a_buffered_writer_through_the_page_cache_and_fsyncs_in_its_time():
+    c = configparser.ConfigParser()
+    c.read_string(fio_jobfile(grid.WorkSpec(2, "seq", "write", 1024, depth=8, buffered=True),
+                              "/dev/sdb", 500 * 10**9, 8.0))
+    g = c["global"]
+    assert (g["direct"], g["ioengine"], g["end_fsync"], g["bs"]) == ("0", "psync", "1", "1024k")
+    assert "iodepth" not in g              # write() returns when the page cache has it
+    direct = configparser.ConfigParser()
+    direct.read_string(fio_jobfile(grid.WorkSpec(2, "seq", "write", 1024, depth=8),
+                                   "/dev/sdb", 500 * 10**9, 8.0))
+    assert (direct["global"]["direct"], direct["global"]["iodepth"]) == ("1", "8")
+    assert "end_fsync" not in direct["global"]

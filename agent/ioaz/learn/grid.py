@@ -39,11 +39,20 @@ class WorkSpec:
     # begin: bfq weight-raises a queue that starts on its own for its first 3-13 s, and its
     # high level for a few readers started apart, when it comes, comes 7-9 s in
     warmup_s: float = 0.0
+    # the writes go through the page cache and the kernel's write-back sends them to the disk
+    # (fsync at the end, counted in the run's time), as dd of a partition or a log writer
+    # does; otherwise O_DIRECT. The disk sees the flusher's requests, not the program's:
+    # larger, sorted, many in flight, and a scheduler that wins one kind need not win the
+    # other (docs/testbed.md, "Write-back writers")
+    buffered: bool = False
 
     def __post_init__(self) -> None:
         for name in ("stagger_ms", "warmup_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} {getattr(self, name):g}: expected 0 or more")
+        if self.buffered and self.op != "write":
+            raise ValueError(f"buffered {self.op}: only writers go through the page cache "
+                             "here (a buffered reader reads the cache, not the disk)")
 
     def file_gb(self, i: int) -> float:
         """Where process i's file starts, in GB: FIRST_GB, then gap_gb further for each
@@ -58,8 +67,9 @@ class WorkSpec:
         # no suffix when the processes start together, so older datasets' ids stay valid
         stagger = f"-s{self.stagger_ms:g}".replace(".", "_") if self.stagger_ms else ""
         warm = f"-w{self.warmup_s:g}".replace(".", "_") if self.warmup_s else ""
+        cache = "-b" if self.buffered else ""
         return (f"{self.nproc}p-{self.pattern}-{self.op}-{self.size_kb}k-t{think}"
-                f"-d{self.depth}-g{gap}{stagger}{warm}")
+                f"-d{self.depth}-g{gap}{stagger}{warm}{cache}")
 
     @classmethod
     def from_id(cls, wid: str) -> WorkSpec:
@@ -67,11 +77,11 @@ class WorkSpec:
         m = _ID.fullmatch(wid)
         if not m:
             raise ValueError(f"{wid!r}: not a workload id (expected e.g. "
-                             f"{WorkSpec(4, 'seq', 'read', 128).id}, optionally -sMS and -wS)")
+                             f"{WorkSpec(4, 'seq', 'read', 128).id}, optionally -sMS, -wS and -b)")
         num = lambda g: float((m.group(g) or "0").replace("_", "."))  # noqa: E731
         return cls(int(m.group("n")), m.group("pat"), m.group("op"), int(m.group("size")),
                    num("think"), int(m.group("depth")), num("gap"), num("stagger"),
-                   num("warmup"))
+                   num("warmup"), bool(m.group("buffered")))
 
     @property
     def ioaz_class(self) -> str:
@@ -86,14 +96,16 @@ class WorkSpec:
     def cell(self) -> str:
         """The matrix cell on ioaz's four axes the workload was built for: an asynchronous
         workload keeps `depth` requests in flight per process (deep), a synchronous one one
-        (shallow). Again the classifier may see it otherwise."""
-        return f"{self.ioaz_class}/{'deep' if self.depth > 1 else 'shallow'}"
+        (shallow); a buffered writer is deep whatever its own depth, since the flusher keeps
+        the queue full. Again the classifier may see it otherwise."""
+        deep = self.depth > 1 or self.buffered
+        return f"{self.ioaz_class}/{'deep' if deep else 'shallow'}"
 
 
 _NUM = r"\d+(?:_\d+)?"
 _ID = re.compile(rf"(?P<n>[1-9]\d*)p-(?P<pat>seq|rand)-(?P<op>read|write|mixed)-(?P<size>[1-9]\d*)k"
                  rf"-t(?P<think>{_NUM})-d(?P<depth>[1-9]\d*)-g(?P<gap>{_NUM})"
-                 rf"(?:-s(?P<stagger>{_NUM}))?(?:-w(?P<warmup>{_NUM}))?")
+                 rf"(?:-s(?P<stagger>{_NUM}))?(?:-w(?P<warmup>{_NUM}))?(?P<buffered>-b)?")
 
 
 def staggered(w: WorkSpec, ms: float) -> WorkSpec:

@@ -181,9 +181,10 @@ class Candidates:
 
 
 def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
-    """One fio job per process, O_DIRECT, each on its own 1 GB file where the workload puts
-    it (WorkSpec.file_gb: gap_gb apart), fitted to the device as the simulator fits the same
-    workload (sim.workloads.fit_layout)."""
+    """One fio job per process, O_DIRECT (a buffered workload: through the page cache, then
+    fsync), each on its own 1 GB file where the workload puts it (WorkSpec.file_gb: gap_gb
+    apart), fitted to the device as the simulator fits the same workload
+    (sim.workloads.fit_layout)."""
     mib = 1 << 20
     region = min(int(FILE_GB * 1e9), size_bytes) // mib * mib
     starts = fit_layout([w.file_gb(i) for i in range(w.nproc)], [region / 1e9] * w.nproc,
@@ -191,12 +192,17 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     rw = {("seq", "read"): "read", ("seq", "write"): "write", ("seq", "mixed"): "rw",
           ("rand", "read"): "randread", ("rand", "write"): "randwrite",
           ("rand", "mixed"): "randrw"}[(w.pattern, w.op)]
-    lines = ["[global]", f"filename={dev}", "direct=1", f"rw={rw}", f"bs={w.size_kb}k",
-             f"runtime={seconds:g}", "time_based=1", f"size={region}", "group_reporting=0",
-             "randrepeat=0"]
+    lines = ["[global]", f"filename={dev}", f"direct={0 if w.buffered else 1}", f"rw={rw}",
+             f"bs={w.size_kb}k", f"runtime={seconds:g}", "time_based=1", f"size={region}",
+             "group_reporting=0", "randrepeat=0"]
     if w.op == "mixed":
         lines.append("rwmixread=70")
-    if w.depth > 1:
+    if w.buffered:
+        # fio counts the fsync in the job's runtime, so its bandwidth is the bytes that
+        # reached the disk over the time they took, as dd conv=fdatasync reports; without it,
+        # the bytes the page cache took in
+        lines += ["ioengine=psync", "end_fsync=1"]
+    elif w.depth > 1:
         lines += ["ioengine=libaio", f"iodepth={w.depth}"]
     else:
         lines.append("ioengine=psync")

@@ -29,9 +29,11 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
     """The workload's processes, all started at once and measured from the start: a
     staggered or warmed-up workload (stagger_ms, warmup_s) runs as if neither, because no
     scheduler of the simulator treats a queue by when it started (bfq's stable merging and
-    weight raising, which those are there for)."""
+    weight raising, which those are there for). The simulator has no page cache: a buffered
+    writer runs as its write-back writers do (ioaz_category: asynchronous, 8 in flight)."""
+    depth = max(w.depth, 8) if w.buffered else w.depth
     procs = [ProcSpec(name=f"{w.id}-{i}", op=w.op, read_fraction=0.7, pattern=w.pattern,
-                      size_kb=w.size_kb, sync=w.depth == 1, depth=w.depth, think_ms=w.think_ms,
+                      size_kb=w.size_kb, sync=depth == 1, depth=depth, think_ms=w.think_ms,
                       region_gb=w.file_gb(i), span_gb=FILE_GB)
              for i in range(w.nproc)]
     return Workload(w.id, [Phase(seconds, procs, name=w.id)])
