@@ -197,15 +197,15 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
              "group_reporting=0", "randrepeat=0"]
     if w.op == "mixed":
         lines.append("rwmixread=70")
+    if w.depth > 1 and not w.buffered:
+        lines += ["ioengine=libaio", f"iodepth={w.depth}"]
+    else:
+        lines.append("ioengine=psync")
     if w.buffered:
         # fio counts the fsync in the job's runtime, so its bandwidth is the bytes that
         # reached the disk over the time they took, as dd conv=fdatasync reports; without it,
         # the bytes the page cache took in
-        lines += ["ioengine=psync", "end_fsync=1"]
-    elif w.depth > 1:
-        lines += ["ioengine=libaio", f"iodepth={w.depth}"]
-    else:
-        lines.append("ioengine=psync")
+        lines.append("end_fsync=1")
     if w.think_ms:
         lines.append(f"thinktime={int(w.think_ms * 1000)}")
     last = (size_bytes - region) // mib * mib
