@@ -476,6 +476,8 @@ def test_verbose_logs_each_window_so_a_late_switch_can_be_read_back(tmp_path, fa
     assert [x["action"] for x in sdb] == ["switch", "hold", "hold"]
     assert [x["policy"] for x in sdb] == ["deadline"] * 3
     assert "already in force" in sdb[2]["why"]
+    # the window's own process count, beside the class's over its horizon
+    assert all(isinstance(x["processes"], int) for x in sdb)
 
 
 def one_disk(tmp_path, kernel, active: str, decide: str):

@@ -42,3 +42,21 @@ def test_the_daemon_and_the_dataset_compute_the_same_vector():
     # diskstats counts no processes: both derived features are missing, not guessed
     v = vector(window(None, 2.0, 300.0))
     assert at(v, "depth_per_process") == at(v, "think_time_s") == MISSING
+
+
+def test_the_process_count_is_the_class_horizon_s_where_the_window_has_one():
+    # under stream a reader the elevator is not serving submits nothing for a whole window:
+    # four readers counted three in one window, and the model read them as another workload
+    w = window(3, 3.8, 600.0)
+    w.class_processes = 4
+    v = vector(w)
+    assert math.expm1(at(v, "processes")) == pytest.approx(4)
+    assert at(v, "depth_per_process") == pytest.approx(3.8 / 4)
+    assert math.expm1(at(v, "think_time_s")) / 1e6 == pytest.approx(0.2 / 600)
+    # the dataset's row reads the same, and a row written before the column keeps its own
+    d = {"iops": 600.0, "read_bytes_per_s": 600.0 * 131072, "write_bytes_per_s": 0.0,
+         "read_ratio": 1.0, "seq_ratio": 1.0, "processes": 3, "avg_depth": 3.8,
+         "mean_size_bytes": 131072.0, "p50_latency_s": 0.04, "p99_latency_s": 0.06,
+         "merge_ratio": 0.0}
+    assert vector_from_dict({**d, "class_processes": 4}) == v
+    assert math.expm1(at(vector_from_dict(d), "processes")) == pytest.approx(3)

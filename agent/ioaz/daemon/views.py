@@ -68,6 +68,8 @@ def window_line(d: Decision) -> dict[str, Any]:
     after the fact, when the class changed, when the verdict followed and why a switch waited."""
     v = d.verdict
     return {"event": "window", "device": d.device,
+            # the window's own count beside the class's, which counts over its horizon
+            "processes": d.features.get("processes"),
             "class": d.workload_class, "cell": v.cell if v else None,
             "verdict": v.policy if v else None, "policy": d.policy, "action": d.action,
             "reason": d.reason, "why": d.text}

@@ -25,9 +25,10 @@ from ..classify.types import WindowFeatures
 FEATURES = ("iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio", "seq_ratio",
             "processes", "avg_depth", "mean_size_bytes", "p50_latency_s", "p99_latency_s",
             "merge_ratio")
-# Read by ioaz's classifier only (derive's classes), not a model's input; optional in a file,
-# as datasets written before them have no such column (read_depth: the class's depth axis
-# then takes the whole depth, as it did when they were written).
+# Read by ioaz's classifier (derive's classes); a model reads class_processes as its process
+# count (model/features.py says why). Optional in a file, as datasets written before them have
+# no such column (read_depth: the class's depth axis then takes the whole depth, a model the
+# run's own process count, as they did when those datasets were written).
 CLASS_FEATURES = ("class_processes", "read_depth")
 OUTCOMES = ("throughput_mb_s", "proc_min_mb_s", "proc_max_mb_s", "proc_mean_mb_s",
             "p50_latency_s", "p99_latency_s", "requests")

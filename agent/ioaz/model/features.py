@@ -14,6 +14,14 @@ By Little's law the device holds avg_depth requests on average, so
 `depth_per_process` = avg_depth / processes is the share of time a synchronous process has a
 request in flight (above 1: asynchronous), and `think_time_s` = (processes - avg_depth) / iops
 (0 when negative) the time per request a process spends not waiting for the device.
+
+`processes` is the class's count over its horizon (classify/horizon.py) where the window has
+one, the window's own count where not (an older dataset). Under stream a reader the elevator
+is not serving can submit nothing for a whole window: four readers counted three in some
+windows, and the tree trained on the runs' counts read three readers as deadline's, four as
+stream's, and switched between them in the middle of the phase (docs/testbed.md, seventy-second
+run). How many processes drive the disk is the workload's, not the scheduler's, in the model as
+in the class.
 """
 from __future__ import annotations
 
@@ -23,7 +31,7 @@ from typing import Any
 
 from ..classify.types import WindowFeatures
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3   # 3: processes over the class's horizon
 MISSING = -1.0
 
 # (name, transform): log1p of the value in the unit given, or the ratio as it is.
@@ -59,6 +67,11 @@ def transform(value: float | None, how: str) -> float:
     return math.log1p(max(0.0, float(value)) * SCALE[how])
 
 
+def _processes(get: Callable[[str], Any]) -> Any:
+    horizon = get("class_processes")
+    return get("processes") if horizon is None else horizon
+
+
 def _depth_per_process(get: Callable[[str], Any]) -> float | None:
     p, d = get("processes"), get("avg_depth")
     return None if not p or d is None else float(d) / float(p)
@@ -75,7 +88,9 @@ DERIVED: dict[str, Callable[[Callable[[str], Any]], float | None]] = {
     "depth_per_process": _depth_per_process, "think_time_s": _think_time_s}
 
 
-def _vector(get: Callable[[str], Any]) -> list[float]:
+def _vector(raw: Callable[[str], Any]) -> list[float]:
+    def get(n: str) -> Any:
+        return _processes(raw) if n == "processes" else raw(n)
     return [transform(DERIVED[n](get) if n in DERIVED else get(n), how)
             for n, how in FEATURE_SCHEMA]
 
