@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import FrameType
 
 from ioaz import __version__, home
 
@@ -27,8 +30,20 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _terminated(signum: int, frame: FrameType | None) -> None:
+    print(f"ioaz-lab: {signal.Signals(signum).name} received, stopping", file=sys.stderr,
+          flush=True)
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # SIGTERM (kill, a CI job's timeout, systemd) unwinds as Ctrl-C does, so that every
+    # `finally` runs: a testbed's qemu and model disks stop, a calibrated device gets its
+    # scheduler back. Python's default ends the process with none of them run, and left a
+    # guest and its two disk servers running (docs/testbed.md, seventy-second run).
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
     why = home.missing("ioaz-lab")
     if why and not {"-h", "--help", "--version"} & set(argv):
         print(why, file=sys.stderr)
