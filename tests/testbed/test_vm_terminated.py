@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def testbed_image() -> image.Image:
+def built_image() -> image.Image:
     """The image only: no guest boots here, so neither the elevators nor the probe are built."""
     if os.geteuid() != 0:
         pytest.skip("needs root for the testbed image (mmdebstrap) and its disks: run "
@@ -61,7 +61,7 @@ def socket_of(pid: int) -> Path | None:
 
 
 def test_sigterm_stops_the_guest_and_its_model_disks(
-        testbed_image: image.Image, tmp_path: Path) -> None:
+        built_image: image.Image, tmp_path: Path) -> None:
     fake = tmp_path / "bin"
     fake.mkdir()
     qemu_pid = tmp_path / "qemu.pid"
