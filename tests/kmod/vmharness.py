@@ -335,6 +335,55 @@ def boot(initrd: Path, timeout: float, krel: str = KREL, smp: int = 2,
 ISSUE_RE = re.compile(r"block_rq_issue: \d+,\d+ (\S+) \d+ \([^)]*\) (\d+) \+ (\d+)")
 
 
+EVENT_RE = re.compile(r"(\d+\.\d+): block_rq_(insert|issue|complete): \d+,\d+ \S+ (?:\d+ )?"
+                      r"\([^)]*\) (\d+) \+ (\d+)")
+# how far a request's time on the device may stray from the vector's service_ms: half the 25 ms
+# the vectors keep between an arrival and a decision (tests/vectors/README.md)
+SERVICE_TOLERANCE_MS = 12.5
+
+
+def events(lines: list[str]) -> list[tuple[float, str, int, int]]:
+    """(time ms, insert|issue|complete, sector, sectors) of each traced block event, in order."""
+    out = []
+    for line in lines:
+        m = EVENT_RE.search(line)
+        if m:
+            out.append((float(m.group(1)) * 1000.0, m.group(2), int(m.group(3)), int(m.group(4))))
+    return out
+
+
+def clock_error(v: dict, lines: list[str], prime: tuple[int, int]) -> str | None:
+    """Why a vector run did not keep the vector's clock, or None when it did.
+
+    A vector reasons about which completions each arrival comes after: a request arriving at
+    arrive_ms must reach the scheduler after as many completions (the priming one included) as
+    there are multiples of service_ms below arrive_ms, and each request must take service_ms on
+    the device. A run on a loaded host that breaks either saw a different sequence of events
+    than the vector describes, and its dispatch order says nothing about the elevator. The test
+    is the order of events, not absolute times, so a uniform lag does not count against a run."""
+    evs = events(lines)
+    if not any(kind == "issue" and (s, n) == prime for _, kind, s, n in evs):
+        return "the priming request's issue is not in the trace"
+    svc = v["service_ms"]
+    first: dict[tuple[int, int, str], float] = {}
+    for t, kind, s, n in evs:
+        first.setdefault((s, n, kind), t)
+    completions = sorted(t for t, kind, _, _ in evs if kind == "complete")
+    wrong = []
+    for r in v["requests"]:
+        key = (r["sector"], r["sectors"])
+        ins, iss, done = (first.get((*key, k)) for k in ("insert", "issue", "complete"))
+        if ins is None or iss is None or done is None:
+            return f"{r['id']}: its insert, issue or complete is missing from the trace"
+        planned = sum(1 for k in range(1, len(v["requests"]) + 2) if k * svc < r["arrive_ms"])
+        seen = sum(1 for t in completions if t < ins)
+        if seen != planned:
+            wrong.append(f"{r['id']} arrived after {seen} completions, not {planned}")
+        if abs(done - iss - svc) > SERVICE_TOLERANCE_MS:
+            wrong.append(f"{r['id']} took {done - iss:.1f} ms on the device, not {svc}")
+    return "; ".join(wrong) or None
+
+
 def issued(lines: list[str]) -> list[tuple[int, int, str]]:
     """(sector, sectors, rwbs) of each block_rq_issue trace line, in order."""
     out = []

@@ -44,20 +44,29 @@ def knob_writes(tunables: dict) -> str:
 
 
 def vector_run(tag: str, sched: str, tunables: dict, spec_path: str) -> str:
+    """One run of a vector; insert and complete are traced too, so the test can see whether the
+    VM kept the vector's clock (vmharness.clock_error)."""
     return f"""
 sched none; sched {sched}
 {knob_writes(tunables)}
 trace_on
+echo 1 > $T/events/block/block_rq_insert/enable; echo 1 > $T/events/block/block_rq_complete/enable
 iotool vector /dev/nullb0 {spec_path} > /tmp/out 2>&1
 trace_off
+echo 0 > $T/events/block/block_rq_insert/enable; echo 0 > $T/events/block/block_rq_complete/enable
 begin {tag}
 cat /tmp/out
-grep block_rq_issue $T/trace
+grep -E 'block_rq_(insert|issue|complete):' $T/trace
 for c in merged expired dispatched inserted waits_paid waits_timeout; do
   [ -f $S/$c ] && echo "counter_$c $(cat $S/$c)"
 done
 end {tag}
 """
+
+
+def vector_tags(v: dict) -> list[str]:
+    """The sections of a vector's runs, first run first."""
+    return [f"vector:{v['name']}", f"vector:{v['name']}#2"]
 
 
 def functional_script(vectors: list[dict]) -> tuple[str, dict[str, bytes]]:
@@ -66,8 +75,9 @@ def functional_script(vectors: list[dict]) -> tuple[str, dict[str, bytes]]:
     for v in vectors:
         spec = f"vec/{v['name']}.spec"
         files[spec] = vector_spec(v).encode()
-        parts.append(vector_run(f"vector:{v['name']}", v["scheduler"], v["tunables"],
-                                "/" + spec))
+        # a second run, used only when the first did not keep the vector's clock (a loaded host)
+        for tag in vector_tags(v):
+            parts.append(vector_run(tag, v["scheduler"], v["tunables"], "/" + spec))
     # the same adjacent requests through vr, which does merge: the contrast to fifo
     adj = next((v for v in vectors if v["name"] == "fifo_adjacent_no_merge"), None)
     if adj is not None:
