@@ -42,9 +42,15 @@ for s in mq-deadline fifo mq-deadline vr mq-deadline stream mq-deadline; do
   echo "@@ read$i $s $(sed 's/.*\[\(.*\)\].*/\1/' $Q/scheduler) $mb"
   i=$((i+1))
 done
-fio --name=r --filename=/dev/$D --direct=1 --rw=randread --bs=4k --numjobs=4 --runtime=60 \
+fio --name=r --filename=/dev/$D --direct=1 --rw=randread --bs=4k --numjobs=4 --runtime=180 \
     --time_based --output=/dev/null &
 FIO=$!
+# observe once fio's four jobs run and the disk has their reads: under a loaded TCG host fio's
+# start can take longer than the four windows (seen once: every window after the first empty)
+t=0
+until [ "$(pgrep -c -x fio)" -ge 5 ] && [ "$(awk '{print $1}' /sys/block/$D/inflight)" -ge 1 ] ||
+      [ $t -ge 600 ]; do sleep 0.1; t=$((t+1)); done
+echo "@@ fio_start_ds $t"
 sleep 1
 python3 -m ioaz.cli.ioazctl observe --json --count 4 --device $D > /mnt/results/obs.json \
     2>/tmp/obs.err

@@ -52,7 +52,7 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     try:
         res = vm.run(["/mnt/ioaz/tests/testbed/guest_ioazd.sh"],
                      vm.Options(disks=disks.parse("file:2G"), results=tmp_path,
-                                metrics_port=port, timeout_s=900))
+                                metrics_port=port, timeout_s=1500))
     finally:
         scraper.stopping.set()
         scraper.join()
