@@ -71,21 +71,31 @@ run: deps bpf
 observe: deps bpf
 	$(VENV)/bin/ioazctl observe
 
-# Two lanes: the VM tests first in one, and beside them the unit tests in the other. A testbed
-# guest runs on one host thread (tcg,thread=single), so on a two-core machine the unit tests'
-# pure Python takes the other core instead of adding its ~3 minutes to the suite, at nice 10 so
-# that the guest, whose waits are timed, keeps the core it needs. The root
-# integration and kmod tests, whose timings a busy core would disturb, run after, alone
-# (tests/conftest.py puts the testbed's tests first).
+# Three steps, each using both cores without letting a busy core disturb a timed test:
+# 1. the testbed's guests in two lanes, ioazd under the guest's systemd (its ansible role alone
+#    takes ~10 minutes under TCG) beside the other guests; a guest runs on one host thread
+#    (tcg,thread=single), so each lane has a core;
+# 2. the kmod tests' guests (one core) beside the unit tests' pure Python, at nice 10 so that the
+#    guest, whose waits are timed, keeps the core it needs;
+# 3. the root integration tests (real loop devices, fio, BPF), alone.
+# Every step runs whatever the one before it did; the logs of the lanes beside are printed after.
+PYTEST := $(PY) -m pytest -ra --durations=15
 test: deps bpf
 	@mkdir -p build
-	@( nice -n 10 $(PY) -m pytest -ra --durations=10 tests/unit > build/test-unit.log 2>&1; \
+	@( $(PYTEST) tests/testbed/test_guest_ioazd.py > build/test-guest-ioazd.log 2>&1; \
+	   echo $$? > build/test-guest-ioazd.rc ) & \
+	$(PYTEST) tests/testbed --ignore=tests/testbed/test_guest_ioazd.py; trc=$$?; \
+	wait; echo "=============== tests/testbed/test_guest_ioazd.py, run beside ==============="; \
+	cat build/test-guest-ioazd.log; grc=$$(cat build/test-guest-ioazd.rc); \
+	( nice -n 10 $(PYTEST) tests/unit > build/test-unit.log 2>&1; \
 	   echo $$? > build/test-unit.rc ) & \
-	$(PY) -m pytest -ra --durations=25 tests --ignore=tests/unit; rc=$$?; \
-	wait; echo "=============== tests/unit, run beside the VM tests ==============="; \
+	$(PYTEST) tests/kmod; krc=$$?; \
+	wait; echo "=============== tests/unit, run beside the kmod tests ==============="; \
 	cat build/test-unit.log; urc=$$(cat build/test-unit.rc); \
-	echo "make test: VM and integration tests exit $$rc, unit tests exit $$urc"; \
-	[ $$rc -eq 0 ] && [ $$urc -eq 0 ]
+	$(PYTEST) tests/integration; irc=$$?; \
+	echo "make test: exit status of testbed $$trc, guest ioazd $$grc, kmod $$krc, unit $$urc," \
+	  "integration $$irc"; \
+	[ $$trc -eq 0 ] && [ $$grc -eq 0 ] && [ $$krc -eq 0 ] && [ $$urc -eq 0 ] && [ $$irc -eq 0 ]
 
 test-unit: venv
 	$(PY) -m pytest -ra tests/unit

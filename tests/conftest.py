@@ -18,14 +18,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The testbed's guests first: `make test` runs the unit tests beside them (Makefile), and
-    the integration and kmod tests after, alone. A stable sort: each directory keeps its order
-    (the kmod tests' boots grouped by kernel)."""
-    items.sort(key=lambda item: 0 if item.path.parent.name == "testbed" else 1)
-
-
 def need_root(what: str = "loop devices, BPF and sysfs writes") -> None:
     if os.geteuid() != 0:
         pytest.skip(f"needs root for {what}: run `make test` as root")

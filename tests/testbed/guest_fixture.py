@@ -4,6 +4,7 @@
 tests/kmod's.)"""
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -102,6 +103,19 @@ def check_elevators_and_probe(m: dict[str, str], release: str, results: Path) ->
     assert m["dmesg_bad"] == "0", (results / "dmesg.txt").read_text()[-3000:]
 
 
+def make_kmod(rel: str) -> None:
+    """ioaz_sched.ko for the guest kernel `rel`, in kmod/build/<rel>/. `make test` runs two
+    lanes of guests at once (Makefile), and both may build for one kernel, whose objects and
+    kmod/ioaz_sched.ko the two makes would write together: one builds at a time."""
+    lock = REPO / "kmod" / "build" / ".make.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        r = subprocess.run(["make", "-C", str(REPO / "kmod"), f"KDIR=/usr/src/linux-headers-{rel}"],
+                           capture_output=True, text=True)
+    assert r.returncode == 0, f"kmod build for the guest's {rel} failed:\n{r.stderr[-2000:]}"
+
+
 @pytest.fixture(scope="module")
 def guest_image() -> image.Image:
     if os.geteuid() != 0:
@@ -115,8 +129,6 @@ def guest_image() -> image.Image:
         rel = image.kernels()["6.12"]
     except TestbedError as e:
         pytest.fail(str(e))
-    r = subprocess.run(["make", "-C", str(REPO / "kmod"), f"KDIR=/usr/src/linux-headers-{rel}"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, f"kmod build for the guest's {rel} failed:\n{r.stderr[-2000:]}"
+    make_kmod(rel)
     assert (REPO / "bpf" / "build" / "ioaz.bpf.o").exists(), "make bpf builds the probe object"
     return img

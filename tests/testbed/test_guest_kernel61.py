@@ -4,16 +4,15 @@ elevators load and serve I/O, the BPF probe attaches and classes a workload, and
 from __future__ import annotations
 
 import json
-import subprocess
 
 from guest_fixture import (  # noqa: F401 (guest_image: a fixture)
     DMESG,
     ELEVATORS_AND_PROBE,
-    REPO,
     STOP_READERS,
     check_elevators_and_probe,
     guest_image,
     guest_values,
+    make_kmod,
 )
 from ioaz.testbed import disks, image, vm
 
@@ -27,9 +26,7 @@ echo "@@ compare_rc $?"
 def test_elevators_and_probe_on_the_6_1_kernel(guest_image: image.Image,  # noqa: F811
                                                tmp_path) -> None:
     rel = image.kernels()["6.1"]
-    r = subprocess.run(["make", "-C", str(REPO / "kmod"), f"KDIR=/usr/src/linux-headers-{rel}"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, f"kmod build for {rel} failed:\n{r.stderr[-2000:]}"
+    make_kmod(rel)
     res = vm.run([SCRIPT], vm.Options(kernel="6.1", disks=disks.parse("model:wd500"),
                                       results=tmp_path, timeout_s=600))
     m = guest_values(res.output)
