@@ -72,19 +72,22 @@ def guest_values(output: str) -> dict[str, str]:
 
 
 def check_reads(reads: list[str]) -> None:
-    """Each of ours read at least half what mq-deadline read just before and after it.
+    """Each of ours read at least half what the slower of the mq-deadline reads around it read.
 
     `reads` are ELEVATORS_AND_PROBE's "asked active MB/s" lines, mq-deadline at the even places.
     A wd500 reads 64 KiB at 100+ MB/s on a quiet host and a few MB/s on a loaded one, so an
     absolute floor either misses a slow elevator or fails on the host's load (CI once read
-    7 MB/s under fifo with the unit tests running beside the guest)."""
+    7 MB/s under fifo with the unit tests running beside the guest). The host's load changes
+    within seconds too (mq-deadline 7 MB/s before fifo and 33 after it, with another guest in
+    the lane beside), so the bound is the slower neighbour: an elevator that holds the disk
+    back reads far less than both."""
     rows = [r.split() for r in reads]
     for asked, active, _ in rows:
         assert active == asked, rows
     mb = [int(r[2]) for r in rows]
     assert all(x > 0 for x in mb[0::2]), f"mq-deadline read nothing: {rows}"
     for i in (1, 3, 5):
-        around = (mb[i - 1] + mb[i + 1]) / 2
+        around = min(mb[i - 1], mb[i + 1])
         assert mb[i] >= 0.5 * around, \
             f"{rows[i][0]} read {mb[i]} MB/s, mq-deadline {mb[i - 1]} and {mb[i + 1]} around it"
 
