@@ -4,12 +4,10 @@
 tests/kmod's.)"""
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -107,16 +105,12 @@ def check_elevators_and_probe(m: dict[str, str], release: str, results: Path) ->
 
 
 def make_kmod(rel: str) -> None:
-    """ioaz_sched.ko for the guest kernel `rel`, in kmod/build/<rel>/. `make test` runs two
-    lanes of guests at once (Makefile), and both may build for one kernel, whose objects and
-    kmod/ioaz_sched.ko the two makes would write together: one builds at a time."""
-    lock = REPO / "kmod" / "build" / ".make.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        r = subprocess.run(["make", "-C", str(REPO / "kmod"), f"KDIR=/usr/src/linux-headers-{rel}"],
-                           capture_output=True, text=True)
-    assert r.returncode == 0, f"kmod build for the guest's {rel} failed:\n{r.stderr[-2000:]}"
+    """The elevators for the guest kernel `rel` (image.build_elevators), or the test fails
+    with the build log's end."""
+    try:
+        image.build_elevators(REPO, rel, image.CACHE / "kmod.log")
+    except TestbedError as e:
+        pytest.fail(str(e))
 
 
 @pytest.fixture(scope="module")

@@ -107,6 +107,19 @@ def bookworm_kernels() -> dict[str, str]:
     return {"6.12": release_612(), "6.1": RELEASE_61}
 
 
+def build_elevators(repo: Path, release: str, log: Path) -> None:
+    """kmod's elevators (ioaz_sched.ko) for the guest kernel `release`, from Debian's headers on
+    the host, in kmod/build/<release>/. One build at a time per checkout: two lanes of guests
+    (`make test`) may build for one kernel, and both makes would write its objects and
+    kmod/ioaz_sched.ko together."""
+    lock = repo / "kmod" / "build" / ".make.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        run_logged(["make", "-C", str(repo / "kmod"), f"KDIR=/usr/src/linux-headers-{release}"],
+                   f"kmod build for {release}", log)
+
+
 def kernels() -> dict[str, str]:
     """Kernel series -> release, as the guest has them (7.3 from trixie-backports)."""
     return {**bookworm_kernels(), trixie.SERIES_73: trixie.RELEASE_73}

@@ -11,7 +11,7 @@ from typing import Any
 
 from ioaz.lab.testbench import bench, workloads
 from ioaz.testbed import image, trixie
-from ioaz.testbed.errors import TestbedError, run_logged
+from ioaz.testbed.errors import TestbedError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -173,9 +173,7 @@ def elevators_for(series: str) -> None:
         if series == trixie.SERIES_73:
             trixie.build_kmod(bench.REPO, image.CACHE, image.SOURCES)
         else:
-            run_logged(["make", "-C", str(bench.REPO / "kmod"),
-                        f"KDIR=/usr/src/linux-headers-{release}"],
-                       f"kmod build for {release}", image.CACHE / "kmod.log")
+            image.build_elevators(bench.REPO, release, image.CACHE / "kmod.log")
     except TestbedError as e:
         raise ValueError(str(e)) from e
 
