@@ -735,6 +735,47 @@ def test_s_with_writers_is_counted_by_the_disk_as_s_does(tmp_path: Path) -> None
     assert [h.count("MB/s") for h in heads] == [1, 2]   # s-5r5w-rand; s-10r-rand also fio's
 
 
+def test_a_workload_that_leaves_the_disk_idle_is_said_to_be_bound_elsewhere(
+        tmp_path: Path) -> None:
+    """Disk busy is the disk's io_ticks over the run; where every contender left the disk idle
+    most of the run (postmark's files in the page cache), the report says its ratios are not the
+    schedulers'; where one kept it busy, it does not."""
+    from ioaz.lab.report import Report
+    from ioaz.lab.testbench import bench_report
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "guest.json").write_text(json.dumps({"fs": "sda", "raw": "sdb"}))
+    (tmp_path / "plan.json").write_text(json.dumps({"phase_s": 20}))
+    pm = ("\t20.00 megabytes read (2.00 megabytes per second)\n"
+          "\t10.00 megabytes written (1.00 megabytes per second)\nwall 100.0 110.0\n")
+    lines = []
+    for c, ticks_ms in (("mq-deadline", 500), ("bfq", 2400), ("kyber", 2600)):
+        (tmp_path / "raw" / f"pm.{c}.out").write_text(pm)
+        before = [0] * 17
+        after = [0] * 9 + [ticks_ms] + [0] * 7
+        lines.append(json.dumps({"workload": "postmark", "contender": c, "round": 0, "rc": 0,
+                                 "wall_s": 10.0, "out": f"pm.{c}.out",
+                                 "stat_before": {"sda": before, "sdb": before},
+                                 "stat_after": {"sda": after, "sdb": before}}))
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    got = bench.collect(tmp_path)
+    assert [got["postmark"][c][0]["disk_busy"] for c in ("mq-deadline", "bfq", "kyber")] == \
+        pytest.approx([0.05, 0.24, 0.26])
+
+    def report_text(runs: dict) -> str:
+        rep = Report(tmp_path / "report", "t")
+        bench_report.write(rep, bench_report.analyse(runs), {
+            "phase_s": 20, "rounds": 1, "runtime_s": 10, "model": "wd500", "kernel": "6.12",
+            "path_credit_us": 350})
+        return "\n".join(ln for sec in rep.sections for ln in sec.lines)
+
+    text = report_text(got)   # kyber kept the disk busy 26% of its run
+    (head,) = [ln for ln in text.splitlines() if ln.startswith("| contender |")]
+    assert " disk busy |" in head
+    assert "| 5% |" in text and "| 26% |" in text and "bound elsewhere" not in text
+    del got["postmark"]["kyber"]
+    assert "The disk was busy at most 24% of the run under every contender" in report_text(got)
+
+
 def test_a_late_static_contender_is_set_n_seconds_into_the_run() -> None:
     """`lateN@STATIC`: the kernel default for N s, then STATIC, to measure what arriving late
     costs a scheduler apart from ioazd; never a static contender itself (not a best static)."""
