@@ -75,11 +75,14 @@ observe: deps bpf
 # 1. the testbed's guests in two lanes, ioazd under the guest's systemd (its ansible role alone
 #    takes ~10 minutes under TCG) beside the other guests; a guest runs on one host thread
 #    (tcg,thread=single), so each lane has a core;
-# 2. the kmod tests' guests (one core) beside the unit tests' pure Python, at nice 10 so that the
-#    guest, whose waits are timed, keeps the core it needs;
-# 3. the root integration tests (real loop devices, fio, BPF), alone.
+# 2. the kmod tests' guests (one core) beside the unit tests' pure Python and the packaging tests
+#    (make deb with its DKMS build, make install, a wheel: nothing in them is timed), at nice 10
+#    so that the guest, whose waits are timed, keeps the core it needs;
+# 3. the other root integration tests (real loop devices, fio, BPF), alone.
 # Every step runs whatever the one before it did; the logs of the lanes beside are printed after.
 PYTEST := $(PY) -m pytest -ra --durations=15
+PACKAGING_TESTS := tests/integration/test_debian_package.py tests/integration/test_ctl_install.py \
+                   tests/integration/test_wheel.py
 test: deps bpf
 	@mkdir -p build
 	@( $(PYTEST) tests/testbed/test_guest_ioazd.py > build/test-guest-ioazd.log 2>&1; \
@@ -89,13 +92,18 @@ test: deps bpf
 	cat build/test-guest-ioazd.log; grc=$$(cat build/test-guest-ioazd.rc); \
 	( nice -n 10 $(PYTEST) tests/unit > build/test-unit.log 2>&1; \
 	   echo $$? > build/test-unit.rc ) & \
+	( nice -n 10 $(PYTEST) $(PACKAGING_TESTS) > build/test-packaging.log 2>&1; \
+	   echo $$? > build/test-packaging.rc ) & \
 	$(PYTEST) tests/kmod; krc=$$?; \
 	wait; echo "=============== tests/unit, run beside the kmod tests ==============="; \
 	cat build/test-unit.log; urc=$$(cat build/test-unit.rc); \
-	$(PYTEST) tests/integration; irc=$$?; \
+	echo "=============== the packaging tests, run beside the kmod tests ==============="; \
+	cat build/test-packaging.log; prc=$$(cat build/test-packaging.rc); \
+	$(PYTEST) tests/integration $(PACKAGING_TESTS:%=--ignore=%); irc=$$?; \
 	echo "make test: exit status of testbed $$trc, guest ioazd $$grc, kmod $$krc, unit $$urc," \
-	  "integration $$irc"; \
-	[ $$trc -eq 0 ] && [ $$grc -eq 0 ] && [ $$krc -eq 0 ] && [ $$urc -eq 0 ] && [ $$irc -eq 0 ]
+	  "packaging $$prc, integration $$irc"; \
+	[ $$trc -eq 0 ] && [ $$grc -eq 0 ] && [ $$krc -eq 0 ] && [ $$urc -eq 0 ] && \
+	  [ $$prc -eq 0 ] && [ $$irc -eq 0 ]
 
 test-unit: venv
 	$(PY) -m pytest -ra tests/unit
