@@ -776,6 +776,36 @@ def test_a_workload_that_leaves_the_disk_idle_is_said_to_be_bound_elsewhere(
     assert "The disk was busy at most 24% of the run under every contender" in report_text(got)
 
 
+def test_the_bench_waits_for_ioazds_ready_as_systemd_does() -> None:
+    """The workload begins when ioazd sends READY=1 (the daemon's own notifier, over the
+    socket the bench gives it as $NOTIFY_SOCKET), not at its first log line; a daemon that
+    exits before it is ready is known at once, not after the timeout."""
+    import sys
+    import time
+
+    from ioaz.lab.testbench.guest_bench import notify_socket, wait_ready
+    sock, address = notify_socket()
+    assert address.startswith("@")
+    send = ("import time; from ioaz.daemon.notify import Notifier; n = Notifier(); "
+            "n.send('STATUS=starting'); time.sleep(1); n.ready(); time.sleep(5)")
+    proc = subprocess.Popen([sys.executable, "-c", send], env={**os.environ,
+                                                               "NOTIFY_SOCKET": address})
+    t = time.monotonic()
+    try:
+        assert wait_ready(sock, proc, 30)
+        assert 0.9 < time.monotonic() - t < 5
+    finally:
+        proc.kill()
+        proc.wait()
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1)"],
+                            env={**os.environ, "NOTIFY_SOCKET": address})
+    t = time.monotonic()
+    assert not wait_ready(sock, proc, 30)
+    assert time.monotonic() - t < 5
+    proc.wait()
+    sock.close()
+
+
 def test_a_late_static_contender_is_set_n_seconds_into_the_run() -> None:
     """`lateN@STATIC`: the kernel default for N s, then STATIC, to measure what arriving late
     costs a scheduler apart from ioazd; never a static contender itself (not a best static)."""
