@@ -390,7 +390,8 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     return {w: dict(c) for w, c in table.items()}
 
 
-# /sys/block/DISK/stat's io_ticks: the milliseconds the disk had a request in flight
+# io_ticks in the disk's stat (guest_bench.disk_stats): the milliseconds it had a request in
+# flight
 IO_TICKS = 9
 
 

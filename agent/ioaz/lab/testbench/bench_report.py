@@ -323,7 +323,7 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         + ". The kernel default, the bfq rule and kyber-everywhere are the mq-deadline, bfq "
         "and kyber rows. Ratios are to the best static scheduler of the workload, paired by round; "
         "± is the 95% interval over the rounds. Disk busy: the share of the run the "
-        "workload's disk had a request in flight (io_ticks in its /sys/block stat). Guest CPU "
+        "workload's disk had a request in flight (the io_ticks of its block-layer stat). Guest CPU "
         "busy: the share of the guest's "
         "vCPUs not idle (nor waiting for the disk) over the run, from /proc/stat; ioazd's CPU: "
         "its process's user and system time over the run, as a share of one vCPU (the vCPUs "
