@@ -361,9 +361,9 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
             if cpu.get("ioazd_window_thread_s") is not None:
                 row["ioazd_window_cpu"] = cpu["ioazd_window_thread_s"] / line["wall_s"]
         disk = guest["raw"] if w.disk == "raw" else guest["fs"]
-        busy = disk_busy(line, disk)
-        if busy is not None:
-            row["disk_busy"] = busy
+        before, after = line.get("stat_before", {}).get(disk), line.get("stat_after", {}).get(disk)
+        if before and after and line["wall_s"] > 0:
+            row["disk_busy"] = measure.disk_busy(before, after, line["wall_s"])
         if line.get("sched_counters", {}).get(disk):
             row["sched_counters"] = line["sched_counters"][disk]
         if line["rc"] == 0:
@@ -388,22 +388,6 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
                 row["scheduler_at_end"] = line["scheduler_at_end"]
         table[w.name][line["contender"]].append(row)
     return {w: dict(c) for w, c in table.items()}
-
-
-# io_ticks in the disk's stat (guest_bench.disk_stats): the milliseconds it had a request in
-# flight
-IO_TICKS = 9
-
-
-def disk_busy(line: dict[str, Any], disk: str) -> float | None:
-    """The share of the run DISK had a request in flight (from its stat before and after): a
-    workload that leaves the disk idle most of the run is bound elsewhere, and no scheduler
-    can move it much."""
-    before = line.get("stat_before", {}).get(disk)
-    after = line.get("stat_after", {}).get(disk)
-    if not before or not after or line["wall_s"] <= 0:
-        return None
-    return (after[IO_TICKS] - before[IO_TICKS]) / 1000 / line["wall_s"]
 
 
 def timeline(log: Path, device: str) -> list[dict[str, Any]]:

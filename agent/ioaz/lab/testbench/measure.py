@@ -174,6 +174,13 @@ def disk_mb_s(before: Sequence[int], after: Sequence[int], wall_s: float) -> flo
     return sectors * SECTOR / max(wall_s, 1e-9) / 1e6
 
 
+def disk_busy(before: Sequence[int], after: Sequence[int], wall_s: float) -> float:
+    """The share of the run the disk had a request in flight (its stat's io_ticks, in ms): a
+    workload that leaves the disk idle most of the run is bound elsewhere, and no scheduler
+    can move it much."""
+    return (after[9] - before[9]) / 1000 / max(wall_s, 1e-9)
+
+
 def run(raw: Path, line: Mapping[str, Any], parser: str, disk: str,
         stonewalled: bool = False) -> Measured:
     """One line of runs.jsonl and its output file."""
