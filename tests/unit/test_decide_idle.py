@@ -109,9 +109,9 @@ def test_a_workload_that_left_it_at_once_is_waited_for_when_it_comes_back() -> N
     assert [(d.reason, d.policy) for d in ds if d.switch] == [
         ("idle_policy", "anticipatory"), ("matrix", "fcfs")]
     assert {d.reason for d in ds[-40:]} == {"idle"}
-    kept = run([None] * 31 + [RND8] * 4 + [None] * 31 + [SEQ1] * 4 + [None] * 31, CFG, found())
-    # the random readers kept bfq; the sequential reader after them chose fcfs with the full
-    # damping, so the disk quiet again goes back to bfq
+    kept = run([None] * 31 + [RND8] * 4 + [SEQ1] * 8 + [None] * 31, CFG, found())
+    # the random readers kept bfq; the sequential reader after them, with no quiet between,
+    # chose fcfs with the full damping, so the disk quiet again goes back to bfq
     assert [(d.reason, d.policy) for d in kept if d.switch] == [
         ("idle_policy", "anticipatory"), ("matrix", "fcfs"), ("idle_policy", "anticipatory")]
 
@@ -165,3 +165,63 @@ def test_an_unknown_idle_policy_is_refused_at_its_line() -> None:
     assert "anticipatory" in text
     ok = config_from_doc(load_text("decide:\n  idle_policy: null\n", "c.yaml"))
     assert ok.idle_policy is None
+
+
+def test_a_workload_that_started_under_it_and_kept_it_leaves_on_most_windows_only() -> None:
+    """S's five readers beside five writers (docs/testbed.md, seventy-ninth run) started under
+    bfq, which the verdict named in most windows; stream three windows in a row took ioazd
+    off it, and bfq set again later merged the readers' queues for good. Leaving the idle
+    policy the running workload started under and kept takes the same verdict in most (6) of
+    the last 10 judged windows; a run of 3 among the others does not."""
+    cfg = replace(CFG, min_dwell_s=0)
+    ds = run([None] * 31 + [RND8] * 4 + [SEQ1] * 3 + [RND8] * 5 + [SEQ1] * 3, cfg, found())
+    assert [d.reason for d in ds if d.switch] == ["idle_policy"]
+    assert ds[31].state.started_under and "already in force" in ds[31].text
+    third = ds[31 + 4 + 2]
+    assert third.reason == "started_under" and third.policy == "anticipatory"
+    assert "fcfs in 3 of the last 10 judged windows" in third.text
+    assert ds[-1].reason == "started_under" and "fcfs in 5 of the last 10" in ds[-1].text
+
+    ds = run([None] * 31 + [RND8] * 4 + [SEQ1] * 7, cfg, found())
+    sw = [d for d in ds if d.switch]
+    assert [(d.reason, d.policy) for d in sw] == [
+        ("idle_policy", "anticipatory"), ("matrix", "fcfs")]
+    assert sw[1] is ds[31 + 4 + 5]   # its sixth window: fcfs in 6 of the last 10
+    assert ds[31 + 4 + 4].reason == "started_under"
+    # fcfs is ioaz's choice: leaving it takes hysteresis_windows again, no more
+    assert not sw[1].state.started_under
+    back = run([RND8] * 3, cfg, sw[1].state, t0=2000.0)
+    assert [d.reason for d in back] == ["hysteresis", "hysteresis", "matrix"] and back[2].switch
+
+
+def test_a_workload_that_left_it_at_first_choice_is_not_held() -> None:
+    ds = run([None] * 31 + [SEQ1] + [RND8] * 3, replace(CFG, min_dwell_s=0), found())
+    assert [(d.reason, d.policy) for d in ds if d.switch] == [
+        ("idle_policy", "anticipatory"), ("matrix", "fcfs"), ("matrix", "anticipatory")]
+    assert not any(d.reason == "started_under" for d in ds)
+
+
+def test_a_disk_quiet_again_under_it_gives_the_next_workload_its_first_choice() -> None:
+    """The random readers kept bfq and ended; after idle_after_s of quiet the disk is as the
+    idle policy's switch leaves it: the sequential reader that comes next started under bfq
+    but chose nothing yet, so it leaves bfq in its first window, not held by the readers'
+    verdicts before it."""
+    ds = run([None] * 31 + [RND8] * 4 + [None] * 31 + [SEQ1] * 2, CFG, found())
+    assert [(d.reason, d.policy) for d in ds if d.switch] == [
+        ("idle_policy", "anticipatory"), ("matrix", "fcfs")]
+    assert ds[-2].switch and "first choice" not in ds[-2].text
+    assert ds[-3].state.idle_set and not ds[-3].state.started_under
+    # ... which it then waits for when quiet, as for any workload that left it at once
+    assert ds[-1].state.idle_left_for == "fcfs"
+    # a quiet shorter than idle_after_s is the same workload pausing: still held
+    ds = run([None] * 31 + [RND8] * 4 + [None] * 10 + [SEQ1] * 3, CFG, found())
+    assert ds[-1].reason == "started_under"
+
+
+def test_a_trial_pin_or_hand_change_ends_started_under() -> None:
+    from ioaz.decide import to_manual
+    kept = run([None] * 31 + [RND8] * 2, CFG, found())[-1].state
+    assert kept.started_under
+    assert not to_manual(kept, "bfq -> none by hand").started_under
+    pinned = run([RND8], CFG, pin(kept, "deadline", now=2000.0), t0=2000.0)[0]
+    assert pinned.switch and not pinned.state.started_under

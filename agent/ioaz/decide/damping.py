@@ -19,6 +19,7 @@ from .config import DecideConfig
 from .idle import due as idle_due
 from .idle import idle_switched
 from .idle import quiet as idle_quiet
+from .idle import rearmed as idle_rearmed
 from .policies import PolicyTable, Resolution, resolve
 from .reasons import Reason
 from .rules import goal_for
@@ -112,6 +113,12 @@ class DeviceState:
     # the policy the last workload to start under the idle policy left it for, at once: a
     # disk that goes quiet under it again is left for that workload's return
     idle_left_for: str | None = None
+    # the idle policy is in force and the workload driving the device started under it and
+    # kept it: what that start gave its processes a switch cannot give back (bfq's queues,
+    # idle.py), so leaving takes the verdict in most of the last PID_WINDOWS judged windows
+    started_under: bool = False
+    # the verdicts of the last PID_WINDOWS judged windows that had one (started_under)
+    verdicts: tuple[str, ...] = ()
 
     def workload_pids(self) -> tuple[int, ...]:
         """The processes that drove the device in the last PID_WINDOWS judged windows."""
@@ -231,6 +238,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         res = idle_due(state, config, now, policies)
         if res is not None:
             return _idle_switch(state, res, now, out)
+        state = idle_rearmed(state, config, now)
         if idle:
             return out("hold", Reason.IDLE, f"idle ({features.iops:.3g} IO/s < "
                        f"{config.idle_iops:g}): nothing to judge", state, calm=quiet)
@@ -265,6 +273,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                           text=f"{verdict.text}; but a trial {now - kept.at:.0f} s ago kept "
                                f"{kept.candidate} for this cell on this device: {kept.why}")
         wanted = kept.candidate
+    state = replace(state, verdicts=(state.verdicts + (wanted,))[-PID_WINDOWS:])
     if wanted == state.policy:
         return _in_force(features, replace(state, trials=live), config, goal, now, verdict,
                          out, policies)
@@ -299,6 +308,13 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
             f" (first choice; the matrix says {verdict.second_opinion})"
         return out("hold", Reason.HYSTERESIS,
                    f"{verdict.text}; seen {streak} of {needed} windows{first}", state2, verdict)
+    if state.started_under:
+        votes = state.verdicts.count(wanted)
+        if 2 * votes <= PID_WINDOWS:
+            return out("hold", Reason.STARTED_UNDER,
+                       f"{verdict.text}; the workload started under {state.policy}, the idle "
+                       f"policy, and kept it: {wanted} in {votes} of the last {PID_WINDOWS} "
+                       "judged windows, not most of them", state2, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", Reason.DWELL,
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
@@ -371,8 +387,10 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     same = cid is not None and cid == state.settled
     value = measure(features, goal)
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
-    # a workload that started under the idle policy and kept it: nothing to wait for
+    # a workload that started under the idle policy and kept it: nothing to wait for, and
+    # leaving it takes more than hysteresis (started_under)
     state = replace(state, candidate=None, streak=0, settled=cid, idle_set=False,
+                    started_under=state.started_under or state.idle_set,
                     idle_left_for=None if state.idle_set else state.idle_left_for,
                     settled_n=state.settled_n + 1 if same else 1,
                     recent=recent[-settled_kept(config):])
@@ -561,7 +579,7 @@ def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
                    switches=switches, history=history, cycle=cycle,
                    settled=None, settled_n=0, recent=(), idle_set=False,
-                   idle_left_for=left_for)
+                   idle_left_for=left_for, started_under=False)
 
 
 def _idle_switch(state: DeviceState, res: Resolution, now: float, out: Any) -> Decision:

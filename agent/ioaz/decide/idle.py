@@ -44,6 +44,8 @@ class Quiet(Protocol):
     @property
     def idle_left_for(self) -> str | None: ...
     @property
+    def idle_set(self) -> bool: ...
+    @property
     def available(self) -> tuple[str, ...]: ...
 
 
@@ -88,6 +90,18 @@ def due(state: Quiet, config: DecideConfig, now: float,
     return res
 
 
+def rearmed(state: State, config: DecideConfig, now: float) -> State:
+    """A disk quiet for idle_after_s under the idle policy already: the workload that kept it
+    is over, and the next one's processes start under it as after the idle policy's switch.
+    Its first choice is as quick, and its verdicts count from its own first window."""
+    if state.policy is None or state.policy != config.idle_policy or state.idle_set \
+            or state.trial is not None or state.quiet_since is None \
+            or now - state.quiet_since < config.idle_after_s:
+        return state
+    return replace(  # type: ignore[type-var]
+        state, idle_set=True, started_under=False, verdicts=(), candidate=None, streak=0)
+
+
 def quiet(state: State, now: float) -> State:
     """A quiet window: the device has been quiet since the first of them in a row."""
     return state if state.quiet_since is not None else replace(  # type: ignore[type-var]
@@ -103,7 +117,7 @@ def idle_switched(state: State, policy: str, now: float) -> State:
     return replace(  # type: ignore[type-var]
         state, policy=policy, since=None, last_switch=now, candidate=None, streak=0,
         switches=state.switches + (now,), settled=None, settled_n=0, recent=(),
-        idle_set=True, found=None)
+        idle_set=True, found=None, started_under=False)
 
 
-__all__ = ["due", "idle_switched", "quiet", "wanted"]
+__all__ = ["due", "idle_switched", "quiet", "rearmed", "wanted"]

@@ -23,6 +23,7 @@ class Reason(enum.StrEnum):
     UNAVAILABLE = "unavailable"
     WITHIN_NOISE = "within_noise"
     IDLE_POLICY = "idle_policy"
+    STARTED_UNDER = "started_under"
 
 
 DESCRIPTION: dict[Reason, str] = {
@@ -57,6 +58,10 @@ DESCRIPTION: dict[Reason, str] = {
                         "start under it (bfq serves a process well only when it created its "
                         "queue); the next workload leaves it as it leaves the scheduler found "
                         "at start",
+    Reason.STARTED_UNDER: "the workload started under the idle policy and kept it; a switch "
+                          "away cannot be undone for its running processes (bfq merges queues "
+                          "created together), so leaving it takes the same verdict in most of "
+                          "the last 10 judged windows, not hysteresis_windows in a row",
 }
 
 
