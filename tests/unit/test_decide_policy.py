@@ -29,7 +29,7 @@ from ioaz.decide import (
     to_manual,
     unpin,
 )
-from ioaz.decide.verdict import Verdict
+from ioaz.decide.verdict import Verdict, VerdictProvider
 
 CTX = load_context()
 PROVIDER = MatrixVerdicts(CTX.settings.matrix_rules, CTX.matrices)
@@ -495,6 +495,18 @@ def test_the_scheduler_found_running_is_kept_when_it_is_within_the_cells_noise(
         assert "within_noise" not in {d.reason for d in ds}
 
 
+def first_windows(provider: VerdictProvider, n: int) -> list[Decision]:
+    """n windows of RND8 from the scheduler found at start, one window's first choice."""
+    state = initial_state(HDD, available=OFFERED)
+    ds = []
+    for i in range(n):
+        d = step(feats(RND8), state, replace(QUICK, first_choice_windows=1), provider,
+                 1000.0 + i, CTX.policies)
+        ds.append(d)
+        state = d.state
+    return ds
+
+
 class ModelAgainstMatrix:
     """A model's verdict for sstf on every window, beside the matrix's `matrix` for the same
     window (None: the matrix agrees)."""
@@ -515,18 +527,36 @@ def test_the_first_choice_waits_the_full_hysteresis_when_the_model_and_matrix_di
     disagreement took vr for 5 s."""
     ds = run([RND8] * 4, replace(QUICK, first_choice_windows=1))
     assert ds[0].switch   # the matrix alone: one window
-    state = initial_state(HDD, available=OFFERED)
-    ds = []
-    for i in range(4):
-        d = step(feats(RND8), state, replace(QUICK, first_choice_windows=1),
-                 ModelAgainstMatrix(matrix), 1000.0 + i, CTX.policies)
-        ds.append(d)
-        state = d.state
+    ds = first_windows(ModelAgainstMatrix(matrix), 4)
     assert [ds.index(d) for d in switches(ds)] == [at] and ds[at].policy == "sstf"
     if matrix:
         assert "seen 1 of 3 windows (first choice; the matrix says anticipatory)" in ds[0].text
     # once ioaz has chosen, a disagreement is ordinary hysteresis
     assert "first choice" not in ds[-1].text
+
+
+class UnsureModel:
+    """The matrix's verdict for the window with an unsure model leaning elsewhere."""
+
+    def __init__(self, leaning: str | None) -> None:
+        self.leaning = leaning
+
+    def verdict(self, features: WindowFeatures, device: DeviceInfo, goal: str) -> Verdict:
+        return Verdict("stream", "matrix", goal, "model unsure, matrix -> stream",
+                       cell="4/sequential/read", leaning=self.leaning)
+
+
+@pytest.mark.parametrize("leaning,at", [(None, 0), ("anticipatory", 2)])
+def test_an_unsure_models_leaning_also_makes_the_first_choice_wait(
+        leaning: str | None, at: int) -> None:
+    """S "5 5 seq" under the idle policy's bfq (docs/testbed.md, eighty-first run): the model
+    was unsure (anticipatory 0.58, stream 0.34), the matrix said stream, and one window took
+    ioazd off bfq, which the workload's later windows named in most of them."""
+    ds = first_windows(UnsureModel(leaning), 3)
+    assert [ds.index(d) for d in switches(ds)] == [at] and ds[at].policy == "stream"
+    if leaning:
+        assert "seen 1 of 3 windows (first choice; the model, unsure, leans to " \
+            "anticipatory)" in ds[0].text
 
 
 def test_once_ioaz_has_chosen_the_scheduler_found_counts_for_nothing() -> None:

@@ -149,12 +149,21 @@ def test_a_models_choice_with_a_worse_p99_in_the_cell_gives_way_to_the_cells_pol
         feats("1", 2.0), HDD, "throughput").policy == "sstf"
 
 
-@pytest.mark.parametrize("scores,goal", [({"sstf": 0.5, "cfq": 0.5}, "throughput"),
+@pytest.mark.parametrize("scores,goal", [({"sstf": 0.55, "cfq": 0.45}, "throughput"),
                                          ({"sstf": 0.9, "cfq": 0.1}, "mean")])
 def test_below_its_confidence_or_for_another_goal_the_matrix_decides_as_before(
         tmp_path: Path, scores: dict[str, float], goal: str) -> None:
     v = provider(tmp_path, scores, goal=goal).verdict(feats("8", 2.0), HDD, "throughput")
     assert v.policy == "cfq" and v.provider == "matrix" and v.second_opinion is None
+    # unsure, the model's top is still a dissent from the matrix's (damping: no quick first
+    # choice); for another goal it has none
+    assert v.leaning == ("sstf" if goal == "throughput" else None)
+
+
+def test_an_unsure_model_that_agrees_with_the_matrix_does_not_dissent(tmp_path: Path) -> None:
+    v = provider(tmp_path, {"cfq": 0.5, "sstf": 0.5}).verdict(feats("8", 2.0), HDD,
+                                                               "throughput")
+    assert v.policy == "cfq" and v.leaning is None
 
 
 def test_a_model_verdict_without_a_matrix_cell_carries_nothing_to_try(tmp_path: Path) -> None:

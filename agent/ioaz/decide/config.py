@@ -45,7 +45,8 @@ class DecideConfig:
     # a passing window, and the scheduler found was not chosen for this workload, so waiting
     # protects nothing. A first window that misled costs one switch, after which the full
     # damping applies. When a model's verdict and the matrix's disagree on the window (the
-    # verdict's second_opinion), the first choice waits hysteresis_windows too.
+    # verdict's second_opinion, or an unsure model's leaning), the first choice waits
+    # hysteresis_windows too.
     first_choice_windows: int = 1
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0

@@ -299,13 +299,15 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     found = state.last_switch is None or state.idle_set
     # A model and the matrix that disagree on the window are a near tie (as for trials): one
     # window of it is no better evidence than a passing one, so the first choice waits for
-    # the full hysteresis then.
-    quick = found and verdict.second_opinion is None
+    # the full hysteresis then, whichever of the two decided (an unsure model's leaning).
+    quick = found and verdict.second_opinion is None and verdict.leaning is None
     needed = min(config.first_choice_windows, config.hysteresis_windows) if quick \
         else config.hysteresis_windows
     if streak < needed:
         first = "" if not found else " (first choice)" if quick else \
-            f" (first choice; the matrix says {verdict.second_opinion})"
+            f" (first choice; the matrix says {verdict.second_opinion})" \
+            if verdict.second_opinion is not None else \
+            f" (first choice; the model, unsure, leans to {verdict.leaning})"
         return out("hold", Reason.HYSTERESIS,
                    f"{verdict.text}; seen {streak} of {needed} windows{first}", state2, verdict)
     if state.started_under:

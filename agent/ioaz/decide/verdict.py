@@ -38,6 +38,9 @@ class Verdict:
     # the matrix's policy for this cell when a model chose another (ioaz.model.verdicts): two
     # deciders that disagree are a near tie, so it is the first trial (trial.candidates)
     second_opinion: str | None = None
+    # a model's top candidate when it was unsure and the matrix decided, where the two differ:
+    # a dissent too weak to decide and still against the matrix, so no quick first choice
+    leaning: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -83,8 +83,9 @@ class ModelVerdicts:
                 policy, f"model:{m.name}", goal,
                 f"model {m.name}: {_top(cands, m.output)} -> {policy}", model=m.path,
                 confidence=conf, candidates=tuple(cands[:TOP]), **matrix_cell(policy, v))
-        mv = ModelVerdict(**v.as_dict(), model=m.path, confidence=conf,
-                          candidates=tuple(cands[:TOP]))
+        dissent = policy if v.policy is not None and policy != v.policy else None
+        mv = ModelVerdict(**{**v.as_dict(), "leaning": dissent}, model=m.path,
+                          confidence=conf, candidates=tuple(cands[:TOP]))
         return replace(mv, text=f"model {m.name} unsure ({_top(cands, m.output)}; top below "
                                 f"{self.min_confidence:g}), matrix: {v.text}")
 
