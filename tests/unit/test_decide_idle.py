@@ -194,6 +194,32 @@ def test_a_workload_that_started_under_it_and_kept_it_leaves_on_most_windows_onl
     assert [d.reason for d in back] == ["hysteresis", "hysteresis", "matrix"] and back[2].switch
 
 
+def test_other_processes_after_it_are_another_workload_and_damped_as_usual() -> None:
+    """The rule is for the processes that started under the idle policy and kept it: a
+    sequential reader that comes after eight random readers which kept bfq leaves it with the
+    usual hysteresis (tests/integration/test_daemon_loop.py on a real disk), while the same
+    readers' own turn away from bfq is held."""
+    def go(seq_pids: range) -> list[Decision]:
+        state, out = found(), []
+        stream = [(None, ())] * 31 + [(RND8, range(8))] * 4 + [(SEQ1, seq_pids)] * 3
+        for i, (cls, pids) in enumerate(stream):
+            f = feats(cls, iops=0.0) if cls is None else \
+                replace(feats(cls), process_bios={100 + k: 10 for k in pids})
+            d = step(f, state, replace(CFG, min_dwell_s=0), PROVIDER, 1000.0 + i,
+                     CTX.policies)
+            out.append(d)
+            state = d.state
+        return out
+
+    new = go(range(8, 9))
+    assert [(d.reason, d.policy) for d in new if d.switch] == [
+        ("idle_policy", "anticipatory"), ("matrix", "fcfs")]
+    assert new[-1].switch and new[-2].reason == "hysteresis"
+    same = go(range(3))
+    assert [d.reason for d in same if d.switch] == ["idle_policy"]
+    assert same[-1].reason == "started_under"
+
+
 def test_a_workload_that_left_it_at_first_choice_is_not_held() -> None:
     ds = run([None] * 31 + [SEQ1] + [RND8] * 3, replace(CFG, min_dwell_s=0), found())
     assert [(d.reason, d.policy) for d in ds if d.switch] == [
@@ -225,3 +251,18 @@ def test_a_trial_pin_or_hand_change_ends_started_under() -> None:
     assert not to_manual(kept, "bfq -> none by hand").started_under
     pinned = run([RND8], CFG, pin(kept, "deadline", now=2000.0), t0=2000.0)[0]
     assert pinned.switch and not pinned.state.started_under
+
+
+def test_the_processes_that_kept_it_accumulate_the_latest_first_up_to_a_bound() -> None:
+    """Readers that show a few at a time (bfq serves them in turn) all count as the workload
+    that kept it, however long ago each last showed; a disk under bfq for days does not
+    remember every process it served."""
+    from ioaz.decide.damping import KEPT_BY, PID_WINDOWS
+    state = run([None] * 31, CFG, found())[-1].state
+    for i in range(PID_WINDOWS + 100):
+        f = replace(feats(RND8), process_bios={1000 + i: 10})
+        state = step(f, state, CFG, PROVIDER, 2000.0 + i, CTX.policies).state
+    assert state.started_under and len(state.kept_by) == KEPT_BY
+    last = {1000 + PID_WINDOWS + 100 - k for k in range(1, PID_WINDOWS + 1)}
+    assert set(state.kept_by[:PID_WINDOWS]) == last   # the latest first
+    assert 1000 not in state.kept_by

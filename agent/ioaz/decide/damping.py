@@ -52,6 +52,9 @@ HISTORY = 4   # automatic switches the flip-flop guard remembers: a cycle of up 
 # judged windows whose processes name the workload (the flip-flop guard, a trial's baseline):
 # a scheduler that serves a few processes at a time shows only those in one window
 PID_WINDOWS = 10
+# processes remembered as the workload that started under the idle policy and kept it: a
+# server's busy processes, not every short-lived one a disk under bfq has served for days
+KEPT_BY = 64
 
 
 class Mode(str, enum.Enum):
@@ -115,8 +118,12 @@ class DeviceState:
     idle_left_for: str | None = None
     # the idle policy is in force and the workload driving the device started under it and
     # kept it: what that start gave its processes a switch cannot give back (bfq's queues,
-    # idle.py), so leaving takes the verdict in most of the last PID_WINDOWS judged windows
+    # idle.py), so leaving takes the verdict in most of the last PID_WINDOWS judged windows;
+    # kept_by: the processes that drove the device while its verdict named the policy in
+    # force, the latest first (KEPT_BY at most); a window of mostly other processes is
+    # another workload, damped as usual
     started_under: bool = False
+    kept_by: tuple[int, ...] = ()
     # the verdicts of the last PID_WINDOWS judged windows that had one (started_under)
     verdicts: tuple[str, ...] = ()
 
@@ -310,7 +317,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
             f" (first choice; the model, unsure, leans to {verdict.leaning})"
         return out("hold", Reason.HYSTERESIS,
                    f"{verdict.text}; seen {streak} of {needed} windows{first}", state2, verdict)
-    if state.started_under:
+    if state.started_under and not mostly_new(active_pids(features), state.kept_by):
         votes = state.verdicts.count(wanted)
         if 2 * votes <= PID_WINDOWS:
             return out("hold", Reason.STARTED_UNDER,
@@ -391,8 +398,12 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
     # a workload that started under the idle policy and kept it: nothing to wait for, and
     # leaving it takes more than hysteresis (started_under)
+    started = state.started_under or state.idle_set
+    now_pids = state.workload_pids()
+    kept_by = (now_pids + tuple(p for p in state.kept_by if p not in now_pids))[:KEPT_BY] \
+        if started else ()
     state = replace(state, candidate=None, streak=0, settled=cid, idle_set=False,
-                    started_under=state.started_under or state.idle_set,
+                    started_under=started, kept_by=kept_by,
                     idle_left_for=None if state.idle_set else state.idle_left_for,
                     settled_n=state.settled_n + 1 if same else 1,
                     recent=recent[-settled_kept(config):])
@@ -581,7 +592,7 @@ def _switched(state: DeviceState, policy: str, now: float, auto: bool = False,
     return replace(state, policy=policy, since=now, last_switch=now, candidate=None, streak=0,
                    switches=switches, history=history, cycle=cycle,
                    settled=None, settled_n=0, recent=(), idle_set=False,
-                   idle_left_for=left_for, started_under=False)
+                   idle_left_for=left_for, started_under=False, kept_by=())
 
 
 def _idle_switch(state: DeviceState, res: Resolution, now: float, out: Any) -> Decision:

@@ -99,7 +99,8 @@ def rearmed(state: State, config: DecideConfig, now: float) -> State:
             or now - state.quiet_since < config.idle_after_s:
         return state
     return replace(  # type: ignore[type-var]
-        state, idle_set=True, started_under=False, verdicts=(), candidate=None, streak=0)
+        state, idle_set=True, started_under=False, kept_by=(), verdicts=(), candidate=None,
+        streak=0)
 
 
 def quiet(state: State, now: float) -> State:

@@ -95,7 +95,7 @@ def pause(state: DeviceState) -> DeviceState:
 def to_manual(state: DeviceState, why: str) -> DeviceState:
     """Someone changed the scheduler or a knob behind our back (seen by the actuator)."""
     return replace(state, mode=Mode.MANUAL, candidate=None, streak=0, trial=None, note=why,
-                   started_under=False)
+                   started_under=False, kept_by=())
 
 
 def resume(state: DeviceState, now: float) -> DeviceState:
