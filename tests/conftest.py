@@ -30,6 +30,23 @@ def need_tool(name: str) -> str:
     return path
 
 
+def need_schedulers(dev: str | None, *names: str) -> None:
+    """Skip, naming what the kernel offers, when `dev` (None: the first disk with a
+    scheduler, for a test whose devices a tool makes) cannot be given one of `names`: some
+    hosts' kernels are built without bfq (6.18.44-fc here, 2026-12-04: none, mq-deadline and
+    kyber only), and a test of what ioazd does with bfq has no stand-in."""
+    files = [Path(f"/sys/block/{dev}/queue/scheduler")] if dev else \
+        sorted(Path("/sys/block").glob("*/queue/scheduler"))
+    if not files:
+        pytest.skip("no block device with a scheduler to read what the kernel offers")
+    dev = dev or files[0].parent.parent.name
+    offered = files[0].read_text().replace("[", "").replace("]", "").split()
+    missing = [n for n in names if n not in offered]
+    if missing:
+        pytest.skip(f"the host kernel ({os.uname().release}) offers no {', '.join(missing)} "
+                    f"on {dev} (queue/scheduler: {' '.join(offered)})")
+
+
 # Loop devices keep their queue settings across detach and re-attach: every test starts from,
 # and leaves behind, the kernel's defaults.
 LOOP_DEFAULTS = (("scheduler", "none"), ("rotational", "0"), ("nr_requests", "128"),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import need_schedulers
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -17,6 +18,7 @@ def test_bench_reports_a_stall_for_each_of_the_twelve_switches() -> None:
         pytest.skip("needs root to create a loop device and switch its scheduler")
     if not shutil.which("fio") or not shutil.which("losetup"):
         pytest.skip("needs fio and losetup")
+    need_schedulers(None, "bfq", "kyber", "mq-deadline")   # the bench's four
     out = subprocess.run([sys.executable, "-m", "ioaz.actuate.bench", "--rounds", "1",
                           "--settle", "0.1", "--no-idle", "--size-mb", "64", "--json"],
                          capture_output=True, text=True, timeout=120, check=False)

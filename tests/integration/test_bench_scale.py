@@ -5,7 +5,7 @@ Every window inside its length, descriptors and threads flat, every device put b
 from __future__ import annotations
 
 import pytest
-from conftest import need_root, need_tool
+from conftest import need_root, need_schedulers, need_tool
 
 
 @pytest.mark.root
@@ -30,6 +30,7 @@ def test_many_devices_some_coming_and_going():
 def test_a_changing_workload_leaves_nothing_behind():
     need_root()
     need_tool("fio")
+    need_schedulers(None, "bfq")   # the random readers' phase: the matrices' anticipatory
     from ioaz.lab.bench_scale import soak
     r = soak(3, 24.0, phase_s=6.0, window_s=0.5)
     print(r)

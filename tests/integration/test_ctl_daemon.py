@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, fio_args, need_root, need_tool
+from conftest import REPO, fio_args, need_root, need_schedulers, need_tool
 
 BIN = Path(sys.executable).parent
 SIZE_MB = 1024
@@ -203,6 +203,7 @@ def test_unpin_returns_to_auto_and_bad_requests_are_refused(ioazd):
 
 def test_pause_holds_the_scheduler_and_resume_lets_ioaz_decide(ioazd):
     dev = ioazd.dev
+    need_schedulers(dev, "bfq")   # what the readers' cell wants after resume
     before = active(dev)
     r = ioazd.ctl("pause", dev)
     assert r.returncode == 0 and "paused" in r.stdout
@@ -231,6 +232,7 @@ def test_pause_holds_the_scheduler_and_resume_lets_ioaz_decide(ioazd):
 
 
 def test_reload_with_a_broken_matrix_keeps_the_old_one(ioazd):
+    need_schedulers(ioazd.dev, "bfq")   # the old table's policy for the readers
     table = ioazd.matrix_dir / "ioaz-table3-mean.yaml"
     good = table.read_text()
     table.write_text(good.replace("kind: matrix", "kind: matrix\nbogus_key: 1", 1))

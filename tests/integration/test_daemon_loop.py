@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, fio_args, need_tool
+from conftest import REPO, fio_args, need_schedulers, need_tool
 from ioaz.actuate.state import STATE_FILE
 from ioaz.api import peer
 
@@ -185,6 +185,7 @@ def assert_given_back(d: Ioazd, dev: str, original: dict[str, str], state_dir: P
 def test_switches_follow_the_workload_and_restore_on_sigterm(device, tmp_path):
     from ioaz.api.client import call
     dev = device
+    need_schedulers(dev, "bfq")   # the policies these workloads want on a disk that spins
     original = {k: sysfs(dev, k) for k in ("nr_requests", "read_ahead_kb")}
     d = Ioazd(write_config(tmp_path, dev))
     try:
@@ -247,6 +248,8 @@ def test_the_reports_phases_are_followed_cell_by_cell(make_loop, tmp_path, rotat
     everything back."""
     from ioaz.api.client import ConnectError, call
     dev = loop_on_kyber(make_loop, rotational)
+    if rotational == "1":
+        need_schedulers(dev, "bfq")   # run B: its random readers' anticipatory
     sock = tmp_path / "ioaz.sock"
     original = {k: sysfs(dev, k) for k in ("nr_requests", "read_ahead_kb")}
     d = Ioazd(write_config(tmp_path, dev))
@@ -302,6 +305,7 @@ def test_at_rest_a_new_workload_is_seen_within_a_second_or_two(device, tmp_path)
     ends the rest, and the switch follows as from ordinary windows, not a rest window later."""
     from ioaz.api.client import call
     dev = device
+    need_schedulers(dev, "bfq")   # the policies these workloads want on a disk that spins
     cfg = write_config(tmp_path, dev)
     text = cfg.read_text() + "rest_window_s: 8\n"
     cfg.write_text(text)
@@ -338,6 +342,7 @@ def test_a_quiet_disk_that_spins_starts_the_next_workload_under_bfq(device, tmp_
     stays on its scheduler while quiet. SIGTERM gives back the scheduler found (kyber)."""
     from ioaz.api.client import call
     dev = device
+    need_schedulers(dev, "bfq")   # the policies these workloads want on a disk that spins
     original = {k: sysfs(dev, k) for k in ("nr_requests", "read_ahead_kb")}
     d = Ioazd(write_config(tmp_path, dev, idle_policy="anticipatory", idle_after_s=3))
     try:
@@ -424,6 +429,7 @@ def test_a_writer_that_keeps_writing_keeps_the_device_manual_even_after_resume(d
     tool's value."""
     from ioaz.api.client import call
     dev = device
+    need_schedulers(dev, "bfq")   # the policies these workloads want on a disk that spins
     d = Ioazd(write_config(tmp_path, dev))
     fio = run_fio(dev, "randwrite", 1, 30)
     written: list[str] = []

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import need_schedulers
 from ioaz.lab.testbench import guest_bench
 from ioaz.sysblock import BlockSysfs
 
@@ -27,6 +28,7 @@ def reads(dev: str) -> int:
 def test_the_helper_switches_and_reads_until_the_switch_is_made(
         make_loop: Callable[..., str]) -> None:
     dev = make_loop(16)
+    need_schedulers(dev, "bfq")
     for sched in ("bfq", "mq-deadline"):
         before = reads(dev)
         got = guest_bench.prime_switch(SYSFS, dev, sched)

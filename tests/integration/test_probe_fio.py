@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import fio_args, fio_totals, need_root, need_tool
+from conftest import fio_args, fio_totals, need_root, need_schedulers, need_tool
 from ioaz.classify.classes import classify, load_thresholds
 from ioaz.classify.features import compute_features
 from ioaz.classify.types import WindowFeatures
@@ -164,6 +164,7 @@ def test_sixteen_random_readers(probe, make_loop):
 @pytest.mark.parametrize("rw,jobs", [("randread", 4), ("read", 1), ("randwrite", 8)])
 def test_class_does_not_depend_on_scheduler(probe, make_loop, rw, jobs):
     dev = make_loop(SIZE_MB)
+    need_schedulers(dev, "bfq")   # the scheduler that shows the fewest processes at a time
     sched_file = f"/sys/block/{dev}/queue/scheduler"
     order = ["mq-deadline", "bfq", "kyber", "none", "mq-deadline", "bfq"]
     used = []

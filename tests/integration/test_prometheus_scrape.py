@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO, fio_args, need_tool
+from conftest import REPO, fio_args, need_schedulers, need_tool
 from test_ctl_daemon import active, fio_bg, start_ioazd, wait_for
 
 DEPLOY = REPO / "deploy"
@@ -129,6 +129,7 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
     try:
         ioazd = start_ioazd(make_loop, tmp_path, disk.dev, metrics_detail="full")
         dev = ioazd.dev
+        need_schedulers(dev, "bfq")   # the random readers' anticipatory
         target = ioazd.metrics_url.split("/")[2]
         prom = Prometheus(tmp_path, target)
         sel = f'device="{dev}"'
