@@ -257,7 +257,8 @@ def test_the_processes_that_kept_it_accumulate_the_latest_first_up_to_a_bound() 
     """Readers that show a few at a time (bfq serves them in turn) all count as the workload
     that kept it, however long ago each last showed; a disk under bfq for days does not
     remember every process it served."""
-    from ioaz.decide.damping import KEPT_BY, PID_WINDOWS
+    from ioaz.decide.damping import PID_WINDOWS
+    from ioaz.decide.idle import KEPT_BY
     state = run([None] * 31, CFG, found())[-1].state
     for i in range(PID_WINDOWS + 100):
         f = replace(feats(RND8), process_bios={1000 + i: 10})

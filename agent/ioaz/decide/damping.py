@@ -17,7 +17,8 @@ from ..classify.types import WindowFeatures
 from ..device import DeviceInfo
 from .config import DecideConfig
 from .idle import due as idle_due
-from .idle import idle_switched
+from .idle import idle_switched, leaving_held
+from .idle import kept_by as idle_kept_by
 from .idle import quiet as idle_quiet
 from .idle import rearmed as idle_rearmed
 from .policies import PolicyTable, Resolution, resolve
@@ -52,9 +53,6 @@ HISTORY = 4   # automatic switches the flip-flop guard remembers: a cycle of up 
 # judged windows whose processes name the workload (the flip-flop guard, a trial's baseline):
 # a scheduler that serves a few processes at a time shows only those in one window
 PID_WINDOWS = 10
-# processes remembered as the workload that started under the idle policy and kept it: a
-# server's busy processes, not every short-lived one a disk under bfq has served for days
-KEPT_BY = 64
 
 
 class Mode(str, enum.Enum):
@@ -117,14 +115,10 @@ class DeviceState:
     # disk that goes quiet under it again is left for that workload's return
     idle_left_for: str | None = None
     # the idle policy is in force and the workload driving the device started under it and
-    # kept it: what that start gave its processes a switch cannot give back (bfq's queues,
-    # idle.py), so leaving takes the verdict in most of the last PID_WINDOWS judged windows;
-    # kept_by: the processes that drove the device while its verdict named the policy in
-    # force, the latest first (KEPT_BY at most); a window of mostly other processes is
-    # another workload, damped as usual
+    # kept it (idle.leaving_held); its processes, the latest first; and the verdicts of the
+    # last PID_WINDOWS judged windows that had one
     started_under: bool = False
     kept_by: tuple[int, ...] = ()
-    # the verdicts of the last PID_WINDOWS judged windows that had one (started_under)
     verdicts: tuple[str, ...] = ()
 
     def workload_pids(self) -> tuple[int, ...]:
@@ -317,13 +311,9 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
             f" (first choice; the model, unsure, leans to {verdict.leaning})"
         return out("hold", Reason.HYSTERESIS,
                    f"{verdict.text}; seen {streak} of {needed} windows{first}", state2, verdict)
-    if state.started_under and not mostly_new(active_pids(features), state.kept_by):
-        votes = state.verdicts.count(wanted)
-        if 2 * votes <= PID_WINDOWS:
-            return out("hold", Reason.STARTED_UNDER,
-                       f"{verdict.text}; the workload started under {state.policy}, the idle "
-                       f"policy, and kept it: {wanted} in {votes} of the last {PID_WINDOWS} "
-                       "judged windows, not most of them", state2, verdict)
+    held = leaving_held(state, wanted, active_pids(features), PID_WINDOWS)
+    if held is not None:
+        return out("hold", Reason.STARTED_UNDER, f"{verdict.text}; {held}", state2, verdict)
     if state.since is not None and now - state.since < config.min_dwell_s:
         return out("hold", Reason.DWELL,
                    f"{verdict.text}; only {now - state.since:.1f} s on the current scheduler "
@@ -396,14 +386,11 @@ def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig
     same = cid is not None and cid == state.settled
     value = measure(features, goal)
     recent = ((state.recent if same else ()) + (() if value is None else (value,)))
-    # a workload that started under the idle policy and kept it: nothing to wait for, and
-    # leaving it takes more than hysteresis (started_under)
+    # a workload that started under the idle policy and kept it (idle.leaving_held)
     started = state.started_under or state.idle_set
-    now_pids = state.workload_pids()
-    kept_by = (now_pids + tuple(p for p in state.kept_by if p not in now_pids))[:KEPT_BY] \
-        if started else ()
     state = replace(state, candidate=None, streak=0, settled=cid, idle_set=False,
-                    started_under=started, kept_by=kept_by,
+                    started_under=started,
+                    kept_by=idle_kept_by(state, state.workload_pids()) if started else (),
                     idle_left_for=None if state.idle_set else state.idle_left_for,
                     settled_n=state.settled_n + 1 if same else 1,
                     recent=recent[-settled_kept(config):])

@@ -24,6 +24,10 @@ from typing import Any, Protocol, TypeVar
 from ..device import DeviceInfo
 from .config import DecideConfig
 from .policies import PolicyTable, Resolution, resolve
+from .trial import mostly_new
+
+# processes remembered as the workload that started under the idle policy and kept it
+KEPT_BY = 64
 
 
 class Quiet(Protocol):
@@ -45,6 +49,12 @@ class Quiet(Protocol):
     def idle_left_for(self) -> str | None: ...
     @property
     def idle_set(self) -> bool: ...
+    @property
+    def started_under(self) -> bool: ...
+    @property
+    def kept_by(self) -> tuple[int, ...]: ...
+    @property
+    def verdicts(self) -> tuple[str, ...]: ...
     @property
     def available(self) -> tuple[str, ...]: ...
 
@@ -90,6 +100,28 @@ def due(state: Quiet, config: DecideConfig, now: float,
     return res
 
 
+def kept_by(state: Quiet, now_pids: tuple[int, ...]) -> tuple[int, ...]:
+    """The processes a workload that keeps the idle policy is known by: this window's
+    workload first, then those before it, KEPT_BY at most (a server's busy processes, not
+    every short-lived one a disk under bfq has served for days)."""
+    return (now_pids + tuple(p for p in state.kept_by if p not in now_pids))[:KEPT_BY]
+
+
+def leaving_held(state: Quiet, wanted: str, pids: tuple[int, ...],
+                 windows: int) -> str | None:
+    """Why leaving the idle policy for `wanted` waits, or None: the workload started under it
+    and kept it, and `wanted` is the verdict in no more than half of its last `windows`
+    judged windows. What that start gave its processes (their own bfq queues) a switch cannot
+    give back. A window of mostly other processes (`pids`) is another workload: not held."""
+    if not state.started_under or mostly_new(pids, state.kept_by):
+        return None
+    votes = state.verdicts.count(wanted)
+    if 2 * votes > windows:
+        return None
+    return (f"the workload started under {state.policy}, the idle policy, and kept it: "
+            f"{wanted} in {votes} of the last {windows} judged windows, not most of them")
+
+
 def rearmed(state: State, config: DecideConfig, now: float) -> State:
     """A disk quiet for idle_after_s under the idle policy already: the workload that kept it
     is over, and the next one's processes start under it as after the idle policy's switch.
@@ -118,7 +150,8 @@ def idle_switched(state: State, policy: str, now: float) -> State:
     return replace(  # type: ignore[type-var]
         state, policy=policy, since=None, last_switch=now, candidate=None, streak=0,
         switches=state.switches + (now,), settled=None, settled_n=0, recent=(),
-        idle_set=True, found=None, started_under=False)
+        idle_set=True, found=None, started_under=False, kept_by=())
 
 
-__all__ = ["due", "idle_switched", "quiet", "rearmed", "wanted"]
+__all__ = ["KEPT_BY", "due", "idle_switched", "kept_by", "leaving_held", "quiet", "rearmed",
+           "wanted"]
