@@ -15,6 +15,7 @@ from ioaz.lab.main import main as lab
 from ioaz.learn import grid
 from ioaz.learn.dataset import read_rows
 from ioaz.learn.realcal import fio_jobfile, ramp_s
+from ioaz.learn.simcal import sim_workload
 
 QUICK = ["--model", "carroll-hp72", "--seconds", "0.5", "--candidates", "cfq"]
 
@@ -114,9 +115,10 @@ def test_a_buffered_writer_is_named_by_its_id_and_is_deep_whatever_its_own_depth
     both = grid.warmed(grid.staggered(grid.WorkSpec(4, "seq", "write", 128, buffered=True),
                                       300), 5)
     assert both.id.endswith("-s300-w5-b") and grid.WorkSpec.from_id(both.id) == both
-    for op in ("read", "mixed"):
-        with pytest.raises(ValueError, match=f"buffered {op}: only writers"):
-            grid.WorkSpec(1, "seq", op, 128, buffered=True)
+    with pytest.raises(ValueError, match="buffered read: only writers"):
+        grid.WorkSpec(1, "seq", "read", 128, buffered=True)
+    with pytest.raises(ValueError, match="buffered mixed with 1 process: .* two processes"):
+        grid.WorkSpec(1, "seq", "mixed", 128, buffered=True)
     with pytest.raises(ValueError, match="not a workload id"):
         grid.WorkSpec.from_id("1p-seq-write-128k-t0-d1-g1_2-b-w5")   # -b comes last
 
@@ -133,3 +135,29 @@ def test_fio_writes_a_buffered_writer_through_the_page_cache_and_fsyncs_in_its_t
                                    "/dev/sdb", 500 * 10**9, 8.0))
     assert (direct["global"]["direct"], direct["global"]["iodepth"]) == ("1", "8")
     assert "end_fsync" not in direct["global"]
+
+
+def test_a_buffered_mix_is_synchronous_readers_beside_write_back_writers():
+    w = grid.WorkSpec(4, "seq", "mixed", 128, buffered=True)
+    assert w.id == "4p-seq-mixed-128k-t0-d1-g1_2-b" and grid.WorkSpec.from_id(w.id) == w
+    assert [w.proc_op(i) for i in range(4)] == ["read", "write", "read", "write"]
+    assert [w.proc_buffered(i) for i in range(4)] == [False, True, False, True]
+    assert w.cell == "4/sequential/read/deep"
+    c = configparser.ConfigParser()
+    c.read_string(fio_jobfile(w, "/dev/sdb", 500 * 10**9, 8.0))
+    g = c["global"]
+    assert "rw" not in g and "direct" not in g and "rwmixread" not in g
+    assert g["ioengine"] == "psync" and "end_fsync" not in g
+    jobs = [(c[f"p{i}"]["rw"], c[f"p{i}"]["direct"], c[f"p{i}"].get("end_fsync"))
+            for i in range(4)]
+    assert jobs == [("read", "1", None), ("write", "0", "1")] * 2
+    # without -b a mix is every process reading and writing, O_DIRECT, as before
+    plain = configparser.ConfigParser()
+    plain.read_string(fio_jobfile(grid.WorkSpec(4, "seq", "mixed", 128), "/dev/sdb",
+                                  500 * 10**9, 8.0))
+    assert (plain["global"]["rw"], plain["global"]["direct"],
+            plain["global"]["rwmixread"]) == ("rw", "1", "70")
+    assert "rw" not in plain["p0"]
+    # the simulator: readers synchronous, writers as the flusher sends them (8 in flight)
+    procs = sim_workload(w, 1.0).phases[0].procs
+    assert [(p.op, p.sync, p.depth) for p in procs] == [("read", True, 1), ("write", False, 8)] * 2

@@ -43,16 +43,35 @@ class WorkSpec:
     # (fsync at the end, counted in the run's time), as dd of a partition or a log writer
     # does; otherwise O_DIRECT. The disk sees the flusher's requests, not the program's:
     # larger, sorted, many in flight, and a scheduler that wins one kind need not win the
-    # other (docs/testbed.md, "Write-back writers")
+    # other (docs/testbed.md, "Write-back writers"). A buffered mix (op mixed) is readers
+    # beside write-back writers: see proc_op
     buffered: bool = False
 
     def __post_init__(self) -> None:
         for name in ("stagger_ms", "warmup_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} {getattr(self, name):g}: expected 0 or more")
-        if self.buffered and self.op != "write":
+        if self.buffered and self.op == "read":
             raise ValueError(f"buffered {self.op}: only writers go through the page cache "
                              "here (a buffered reader reads the cache, not the disk)")
+        if self.buffered and self.op == "mixed" and self.nproc < 2:
+            raise ValueError(f"buffered mixed with {self.nproc} process: a buffered mix is "
+                             "readers beside writers, two processes at least")
+
+    def proc_op(self, i: int) -> str:
+        """What process i does: `op`, except in a buffered mix, where the even processes read
+        (synchronously, O_DIRECT, as the grid's readers) and the odd ones write through the
+        page cache. A process that mixes reads with buffered writes is not what servers run;
+        queries beside a loader or a log writer are, and the scheduler then sees the readers'
+        own requests beside the flusher's (bfq, for one, keeps the two apart and idles for
+        the readers)."""
+        if self.op == "mixed" and self.buffered:
+            return "read" if i % 2 == 0 else "write"
+        return self.op
+
+    def proc_buffered(self, i: int) -> bool:
+        """Whether process i writes through the page cache."""
+        return self.buffered and self.proc_op(i) == "write"
 
     def file_gb(self, i: int) -> float:
         """Where process i's file starts, in GB: FIRST_GB, then gap_gb further for each

@@ -182,35 +182,41 @@ class Candidates:
 
 def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     """One fio job per process, O_DIRECT (a buffered workload: through the page cache, then
-    fsync), each on its own 1 GB file where the workload puts it (WorkSpec.file_gb: gap_gb
-    apart), fitted to the device as the simulator fits the same workload
-    (sim.workloads.fit_layout)."""
+    fsync; a buffered mix: its readers O_DIRECT, its writers so), each on its own 1 GB file
+    where the workload puts it (WorkSpec.file_gb: gap_gb apart), fitted to the device as the
+    simulator fits the same workload (sim.workloads.fit_layout)."""
     mib = 1 << 20
     region = min(int(FILE_GB * 1e9), size_bytes) // mib * mib
     starts = fit_layout([w.file_gb(i) for i in range(w.nproc)], [region / 1e9] * w.nproc,
                         size_bytes / 1e9)
     rw = {("seq", "read"): "read", ("seq", "write"): "write", ("seq", "mixed"): "rw",
           ("rand", "read"): "randread", ("rand", "write"): "randwrite",
-          ("rand", "mixed"): "randrw"}[(w.pattern, w.op)]
-    lines = ["[global]", f"filename={dev}", f"direct={0 if w.buffered else 1}", f"rw={rw}",
-             f"bs={w.size_kb}k", f"runtime={seconds:g}", "time_based=1", f"size={region}",
-             "group_reporting=0", "randrepeat=0"]
-    if w.op == "mixed":
+          ("rand", "mixed"): "randrw"}
+    split = w.op == "mixed" and w.buffered       # readers and writers, each its own job
+    lines = ["[global]", f"filename={dev}", f"bs={w.size_kb}k", f"runtime={seconds:g}",
+             "time_based=1", f"size={region}", "group_reporting=0", "randrepeat=0"]
+    if not split:
+        lines += [f"direct={0 if w.buffered else 1}", f"rw={rw[(w.pattern, w.op)]}"]
+    if w.op == "mixed" and not split:
         lines.append("rwmixread=70")
     if w.depth > 1 and not w.buffered:
         lines += ["ioengine=libaio", f"iodepth={w.depth}"]
     else:
         lines.append("ioengine=psync")
-    if w.buffered:
-        # fio counts the fsync in the job's runtime, so its bandwidth is the bytes that
-        # reached the disk over the time they took, as dd conv=fdatasync reports; without it,
-        # the bytes the page cache took in
+    # fio counts the fsync in the job's runtime, so a buffered writer's bandwidth is the bytes
+    # that reached the disk over the time they took, as dd conv=fdatasync reports; without
+    # it, the bytes the page cache took in
+    if w.buffered and not split:
         lines.append("end_fsync=1")
     if w.think_ms:
         lines.append(f"thinktime={int(w.think_ms * 1000)}")
     last = (size_bytes - region) // mib * mib
     for i, start in enumerate(starts):
         lines += [f"[p{i}]", f"offset={min(int(start * 1e9) // mib * mib, last)}"]
+        if split:
+            buffered = w.proc_buffered(i)
+            lines += [f"rw={rw[(w.pattern, w.proc_op(i))]}", f"direct={0 if buffered else 1}"]
+            lines += ["end_fsync=1"] if buffered else []
         if w.stagger_ms or w.warmup_s:
             # process i starts i staggers after the first; fio counts ramp_time before its
             # runtime and reports nothing from it, so every job's report covers the same

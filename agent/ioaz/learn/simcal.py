@@ -31,11 +31,13 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
     scheduler of the simulator treats a queue by when it started (bfq's stable merging and
     weight raising, which those are there for). The simulator has no page cache: a buffered
     writer runs as its write-back writers do (ioaz_category: asynchronous, 8 in flight)."""
-    depth = max(w.depth, 8) if w.buffered else w.depth
-    procs = [ProcSpec(name=f"{w.id}-{i}", op=w.op, read_fraction=0.7, pattern=w.pattern,
-                      size_kb=w.size_kb, sync=depth == 1, depth=depth, think_ms=w.think_ms,
-                      region_gb=w.file_gb(i), span_gb=FILE_GB)
-             for i in range(w.nproc)]
+    procs = []
+    for i in range(w.nproc):
+        depth = max(w.depth, 8) if w.proc_buffered(i) else w.depth
+        procs.append(ProcSpec(name=f"{w.id}-{i}", op=w.proc_op(i), read_fraction=0.7,
+                              pattern=w.pattern, size_kb=w.size_kb, sync=depth == 1,
+                              depth=depth, think_ms=w.think_ms, region_gb=w.file_gb(i),
+                              span_gb=FILE_GB))
     return Workload(w.id, [Phase(seconds, procs, name=w.id)])
 
 
