@@ -161,3 +161,26 @@ def test_a_buffered_mix_is_synchronous_readers_beside_write_back_writers():
     # the simulator: readers synchronous, writers as the flusher sends them (8 in flight)
     procs = sim_workload(w, 1.0).phases[0].procs
     assert [(p.op, p.sync, p.depth) for p in procs] == [("read", True, 1), ("write", False, 8)] * 2
+
+
+def test_cached_readers_read_through_the_page_cache_dropped_before_the_run():
+    w = grid.WorkSpec(8, "seq", "mixed", 128, buffered=True, cached=True)
+    assert w.id == "8p-seq-mixed-128k-t0-d1-g1_2-c-b" and grid.WorkSpec.from_id(w.id) == w
+    assert [w.proc_direct(i) for i in range(4)] == [False] * 4
+    c = configparser.ConfigParser()
+    c.read_string(fio_jobfile(w, "/dev/sdb", 500 * 10**9, 8.0))
+    assert c["global"]["invalidate"] == "1"
+    assert [(c[f"p{i}"]["rw"], c[f"p{i}"]["direct"]) for i in range(2)] == \
+        [("read", "0"), ("write", "0")]
+    alone = grid.WorkSpec(4, "seq", "read", 128, cached=True)
+    assert alone.id.endswith("-c") and grid.WorkSpec.from_id(alone.id) == alone
+    a = configparser.ConfigParser()
+    a.read_string(fio_jobfile(alone, "/dev/sdb", 500 * 10**9, 8.0))
+    assert (a["global"]["direct"], a["global"]["rw"]) == ("0", "read")
+    for bad in (grid.WorkSpec(4, "seq", "write", 128, buffered=True),
+                grid.WorkSpec(4, "seq", "mixed", 128)):
+        with pytest.raises(ValueError, match="only readers read through the page cache"):
+            grid.WorkSpec(bad.nproc, bad.pattern, bad.op, 128, buffered=bad.buffered,
+                          cached=True)
+    with pytest.raises(ValueError, match="not a workload id"):
+        grid.WorkSpec.from_id("4p-seq-read-128k-t0-d1-g1_2-b-c")   # -c before -b

@@ -46,6 +46,12 @@ class WorkSpec:
     # other (docs/testbed.md, "Write-back writers"). A buffered mix (op mixed) is readers
     # beside write-back writers: see proc_op
     buffered: bool = False
+    # the readers read through the page cache, with the kernel's read-ahead, as a program
+    # reading its files does (fio drops the device's cache before each run, so they read the
+    # disk); otherwise O_DIRECT. The disk then sees read-ahead's requests, and how large they
+    # grow depends on the scheduler the readers started under (docs/testbed.md, "Forty-first
+    # run")
+    cached: bool = False
 
     def __post_init__(self) -> None:
         for name in ("stagger_ms", "warmup_s"):
@@ -54,6 +60,10 @@ class WorkSpec:
         if self.buffered and self.op == "read":
             raise ValueError(f"buffered {self.op}: only writers go through the page cache "
                              "here (a buffered reader reads the cache, not the disk)")
+        if self.cached and not (self.op == "read" or (self.op == "mixed" and self.buffered)):
+            raise ValueError(f"cached {self.op}{' (not buffered)' if self.op == 'mixed' else ''}"
+                             ": only readers read through the page cache, alone or beside "
+                             "buffered writers")
         if self.buffered and self.op == "mixed" and self.nproc < 2:
             raise ValueError(f"buffered mixed with {self.nproc} process: a buffered mix is "
                              "readers beside writers, two processes at least")
@@ -73,6 +83,10 @@ class WorkSpec:
         """Whether process i writes through the page cache."""
         return self.buffered and self.proc_op(i) == "write"
 
+    def proc_direct(self, i: int) -> bool:
+        """Whether process i bypasses the page cache (O_DIRECT)."""
+        return not (self.cached if self.proc_op(i) == "read" else self.proc_buffered(i))
+
     def file_gb(self, i: int) -> float:
         """Where process i's file starts, in GB: FIRST_GB, then gap_gb further for each
         process. A file past the disk's end is put back inside it by whoever lays it out
@@ -86,7 +100,7 @@ class WorkSpec:
         # no suffix when the processes start together, so older datasets' ids stay valid
         stagger = f"-s{self.stagger_ms:g}".replace(".", "_") if self.stagger_ms else ""
         warm = f"-w{self.warmup_s:g}".replace(".", "_") if self.warmup_s else ""
-        cache = "-b" if self.buffered else ""
+        cache = ("-c" if self.cached else "") + ("-b" if self.buffered else "")
         return (f"{self.nproc}p-{self.pattern}-{self.op}-{self.size_kb}k-t{think}"
                 f"-d{self.depth}-g{gap}{stagger}{warm}{cache}")
 
@@ -96,11 +110,12 @@ class WorkSpec:
         m = _ID.fullmatch(wid)
         if not m:
             raise ValueError(f"{wid!r}: not a workload id (expected e.g. "
-                             f"{WorkSpec(4, 'seq', 'read', 128).id}, optionally -sMS, -wS and -b)")
+                             f"{WorkSpec(4, 'seq', 'read', 128).id}, "
+                             "optionally -sMS, -wS, -c and -b)")
         num = lambda g: float((m.group(g) or "0").replace("_", "."))  # noqa: E731
         return cls(int(m.group("n")), m.group("pat"), m.group("op"), int(m.group("size")),
                    num("think"), int(m.group("depth")), num("gap"), num("stagger"),
-                   num("warmup"), bool(m.group("buffered")))
+                   num("warmup"), bool(m.group("buffered")), bool(m.group("cached")))
 
     @property
     def ioaz_class(self) -> str:
@@ -124,7 +139,7 @@ class WorkSpec:
 _NUM = r"\d+(?:_\d+)?"
 _ID = re.compile(rf"(?P<n>[1-9]\d*)p-(?P<pat>seq|rand)-(?P<op>read|write|mixed)-(?P<size>[1-9]\d*)k"
                  rf"-t(?P<think>{_NUM})-d(?P<depth>[1-9]\d*)-g(?P<gap>{_NUM})"
-                 rf"(?:-s(?P<stagger>{_NUM}))?(?:-w(?P<warmup>{_NUM}))?(?P<buffered>-b)?")
+                 rf"(?:-s(?P<stagger>{_NUM}))?(?:-w(?P<warmup>{_NUM}))?(?P<cached>-c)?(?P<buffered>-b)?")
 
 
 def staggered(w: WorkSpec, ms: float) -> WorkSpec:

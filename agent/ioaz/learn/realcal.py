@@ -182,7 +182,7 @@ class Candidates:
 
 def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     """One fio job per process, O_DIRECT (a buffered workload: through the page cache, then
-    fsync; a buffered mix: its readers O_DIRECT, its writers so), each on its own 1 GB file
+    fsync; a buffered mix: its writers so, its readers too if cached), each on its own 1 GB file
     where the workload puts it (WorkSpec.file_gb: gap_gb apart), fitted to the device as the
     simulator fits the same workload (sim.workloads.fit_layout)."""
     mib = 1 << 20
@@ -196,9 +196,13 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     lines = ["[global]", f"filename={dev}", f"bs={w.size_kb}k", f"runtime={seconds:g}",
              "time_based=1", f"size={region}", "group_reporting=0", "randrepeat=0"]
     if not split:
-        lines += [f"direct={0 if w.buffered else 1}", f"rw={rw[(w.pattern, w.op)]}"]
+        lines += [f"direct={int(w.proc_direct(0))}", f"rw={rw[(w.pattern, w.op)]}"]
     if w.op == "mixed" and not split:
         lines.append("rwmixread=70")
+    if w.cached:
+        # fio's default, said: the device's page cache dropped before the run, so the
+        # readers read the disk and not what the last run left in memory
+        lines.append("invalidate=1")
     if w.depth > 1 and not w.buffered:
         lines += ["ioengine=libaio", f"iodepth={w.depth}"]
     else:
@@ -214,9 +218,8 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
     for i, start in enumerate(starts):
         lines += [f"[p{i}]", f"offset={min(int(start * 1e9) // mib * mib, last)}"]
         if split:
-            buffered = w.proc_buffered(i)
-            lines += [f"rw={rw[(w.pattern, w.proc_op(i))]}", f"direct={0 if buffered else 1}"]
-            lines += ["end_fsync=1"] if buffered else []
+            lines += [f"rw={rw[(w.pattern, w.proc_op(i))]}", f"direct={int(w.proc_direct(i))}"]
+            lines += ["end_fsync=1"] if w.proc_buffered(i) else []
         if w.stagger_ms or w.warmup_s:
             # process i starts i staggers after the first; fio counts ramp_time before its
             # runtime and reports nothing from it, so every job's report covers the same

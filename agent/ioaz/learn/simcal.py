@@ -30,7 +30,8 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
     staggered or warmed-up workload (stagger_ms, warmup_s) runs as if neither, because no
     scheduler of the simulator treats a queue by when it started (bfq's stable merging and
     weight raising, which those are there for). The simulator has no page cache: a buffered
-    writer runs as its write-back writers do (ioaz_category: asynchronous, 8 in flight)."""
+    writer runs as its write-back writers do (ioaz_category: asynchronous, 8 in flight), a
+    cached reader as a synchronous reader of its request size (no read-ahead)."""
     procs = []
     for i in range(w.nproc):
         depth = max(w.depth, 8) if w.proc_buffered(i) else w.depth
