@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from fake_sysfs import FakeKernel
 from ioaz.actuate.types import ActuationResult, QueueSettings
+from ioaz.daemon import views
 from ioaz.daemon.compose import build
 from ioaz.daemon.config import load_config
 from ioaz.daemon.core import ControlError
@@ -478,6 +479,10 @@ def test_verbose_logs_each_window_so_a_late_switch_can_be_read_back(tmp_path, fa
     assert "already in force" in sdb[2]["why"]
     # the window's own process count, beside the class's over its horizon
     assert all(isinstance(x["processes"], int) for x in sdb)
+    # and the numbers the class and a model read, four significant digits
+    f = sdb[0]["features"]
+    assert set(f) == set(views.WINDOW_FEATURES) and f["read_ratio"] == 0.0 and f["iops"] > 0
+    assert all(v == float(f"{v:.4g}") for v in f.values() if isinstance(v, float))
 
 
 def one_disk(tmp_path, kernel, active: str, decide: str):

@@ -72,7 +72,21 @@ def window_line(d: Decision) -> dict[str, Any]:
             "processes": d.features.get("processes"),
             "class": d.workload_class, "cell": v.cell if v else None,
             "verdict": v.policy if v else None, "policy": d.policy, "action": d.action,
-            "reason": d.reason, "why": d.text}
+            "reason": d.reason, "why": d.text,
+            # what the class and a model read, so a verdict can be checked against the
+            # calibration's runs of the same kind afterwards
+            "features": {k: _rounded(d.features.get(k)) for k in WINDOW_FEATURES}}
+
+
+# The numbers a window's class and a model are computed from (learn/dataset.py's FEATURES,
+# and the reads' depth the class's depth axis reads).
+WINDOW_FEATURES = ("iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio", "seq_ratio",
+                   "avg_depth", "read_depth", "mean_size_bytes", "p50_latency_s",
+                   "p99_latency_s", "merge_ratio")
+
+
+def _rounded(v: Any) -> Any:
+    return float(f"{v:.4g}") if isinstance(v, float) else v
 
 
 def verdict_dict(d: Decision) -> dict[str, Any] | None:
