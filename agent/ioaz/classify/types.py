@@ -129,4 +129,5 @@ class WindowFeatures:
         out["threads"] = self.threads
         out["class_kept"] = self.workload_class.kept if self.workload_class else None
         out["read_depth"] = self.read_depth   # the reads' part of avg_depth (the depth axis)
+        out["class_processes"] = self.class_processes   # the class's count, over its horizon
         return out

@@ -82,7 +82,7 @@ def window_line(d: Decision) -> dict[str, Any]:
 # and the reads' depth the class's depth axis reads).
 WINDOW_FEATURES = ("iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio", "seq_ratio",
                    "avg_depth", "read_depth", "mean_size_bytes", "p50_latency_s",
-                   "p99_latency_s", "merge_ratio")
+                   "p99_latency_s", "merge_ratio", "class_processes")
 
 
 def _rounded(v: Any) -> Any:

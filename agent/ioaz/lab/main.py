@@ -26,6 +26,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "derive": ("ioaz.lab.derive", "decision matrices from a calibration dataset"),
     "train": ("ioaz.lab.train", "train a classifier from features to the best policy"),
     "record": ("ioaz.lab.record", "record a block trace of a real device for replay in sim"),
+    "replay": ("ioaz.lab.replay", "what a model names on the windows an ioazd --verbose log holds"),
     "testbed": ("ioaz.testbed.cli", "a Debian 12 storage server in qemu: build, run, shell"),
 }
 
