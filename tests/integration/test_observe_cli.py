@@ -14,7 +14,7 @@ IOAZCTL = [str(Path(sys.executable).parent / "ioazctl")]
 FIELDS = ["device", "window_s", "iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio",
           "seq_ratio", "processes", "avg_depth", "mean_size_bytes", "p50_latency_s",
           "p99_latency_s", "merge_ratio", "class", "source", "threads", "class_kept",
-          "read_depth"]
+          "read_depth", "class_processes"]
 
 
 def test_observe_json_prints_exactly_the_design_fields(make_loop):
@@ -40,6 +40,7 @@ def test_observe_json_prints_exactly_the_design_fields(make_loop):
     assert busy["class"]["mode"] == "read" and busy["processes"] == 2
     assert busy["threads"] == 2 and busy["class_kept"] is None   # fio jobs are processes
     assert busy["read_depth"] == pytest.approx(busy["avg_depth"], rel=0.1)   # only reads
+    assert busy["class_processes"] == 2     # the class's count over its horizon: the two jobs
 
 
 @pytest.mark.parametrize("args,named", [
