@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import need_schedulers
 from ioaz import sysblock as sf
 from ioaz.actuate.actuator import Actuator
 from ioaz.actuate.bench import loop_device
@@ -48,9 +49,7 @@ def loop() -> Iterator[str]:
     if why:
         pytest.skip(why)
     with loop_device(size_mb=64) as dev:
-        have = set(BlockSysfs().scheduler(dev).available)
-        if not NEEDED <= have:
-            pytest.skip(f"kernel lacks schedulers {sorted(NEEDED - have)} on {dev}")
+        need_schedulers(dev, *sorted(NEEDED))
         yield dev
 
 

@@ -70,11 +70,11 @@ class WorkSpec:
 
     def proc_op(self, i: int) -> str:
         """What process i does: `op`, except in a buffered mix, where the even processes read
-        (synchronously, O_DIRECT, as the grid's readers) and the odd ones write through the
-        page cache. A process that mixes reads with buffered writes is not what servers run;
-        queries beside a loader or a log writer are, and the scheduler then sees the readers'
-        own requests beside the flusher's (bfq, for one, keeps the two apart and idles for
-        the readers)."""
+        (synchronously; O_DIRECT as the grid's readers, unless `cached`) and the odd ones
+        write through the page cache. A process that mixes reads with buffered writes is not
+        what servers run; queries beside a loader or a log writer are, and the scheduler then
+        sees the readers' own requests beside the flusher's (bfq, for one, keeps the two apart
+        and idles for the readers)."""
         if self.op == "mixed" and self.buffered:
             return "read" if i % 2 == 0 else "write"
         return self.op
