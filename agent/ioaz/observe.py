@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from .bdi import DirtyReader
 from .classify.classes import Thresholds, classify
 from .classify.features import compute_features
 from .classify.horizon import ProcessHorizon
@@ -45,12 +46,14 @@ class Observer:
     devices: the names to watch, or None for every disk with a scheduler (rescanned each window);
     a callable is asked each window (the daemon's managed disks).
     sysfs: the block sysfs door devices are looked up through.
+    dirty: where each disk's dirty data is read (bdi.py); debugfs by default.
     """
 
     def __init__(self, source: Source, thresholds: Thresholds,
                  devices: list[str] | Callable[[], list[str]] | None = None,
-                 sysfs: BlockSysfs | None = None):
+                 sysfs: BlockSysfs | None = None, dirty: DirtyReader | None = None):
         self.source = source
+        self.dirty = dirty or DirtyReader()
         # the kind of snapshot it gives: both BPF loaders (bpf, bcc) give the probe's counters
         self._kind = "diskstats" if source.name == "diskstats" else "bpf"
         self.thresholds = thresholds
@@ -144,6 +147,7 @@ class Observer:
                 self.classes.pop(name, None)
                 continue  # first sight: its first window is the next one
             f = compute_features(old, snap, self.thresholds.min_process_share)
+            f.dirty_fill = self.dirty.fill(snap.major, snap.minor)
             # the class counts submitters: threads where the probe tells them apart
             submitted = f.thread_bios if f.threads is not None else f.process_bios
             if f.submitters is not None:

@@ -11,7 +11,7 @@ AGENT = Path(__file__).resolve().parents[2] / "agent" / "ioaz"
 # what decides and acts, models, the simulator, calibration, the daemon and its
 # front ends, and the laboratory on top
 FLOORS: dict[str, int] = {
-    "located": 0, "device": 0, "realisation": 0, "sysblock": 0, "home": 0, "quantile": 0,
+    "located": 0, "device": 0, "realisation": 0, "sysblock": 0, "home": 0, "quantile": 0, "bdi": 0,
     "udevdb": 0,
     "__init__": 0,
     "probe": 1, "classify": 1,

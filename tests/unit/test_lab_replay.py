@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from ioaz.lab.main import main as lab
-from ioaz.model.features import vector_from_dict
 from ioaz.model.file import load
 
 MODEL = Path(__file__).resolve().parents[2] / \
@@ -36,8 +35,8 @@ def test_replay_counts_what_the_model_names_on_the_classified_windows(tmp_path, 
         line("sda", {**READERS, "iops": 0.0}, klass=None),   # idle, not classified: skipped
         line("sda", READERS), line("sda", READERS), line("sdb", RANDOM)]) + "\n")
     model = load(MODEL)
-    want_a = model.predict_proba(vector_from_dict({**READERS, "processes": 5}))[0][0]
-    want_b = model.predict_proba(vector_from_dict({**RANDOM, "processes": 5}))[0][0]
+    want_a = model.predict_proba(model.vector_of({**READERS, "processes": 5}))[0][0]
+    want_b = model.predict_proba(model.vector_of({**RANDOM, "processes": 5}))[0][0]
     assert lab(["replay", str(log), "--model", str(MODEL), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["windows"] == 3

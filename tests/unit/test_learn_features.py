@@ -60,3 +60,22 @@ def test_the_process_count_is_the_class_horizon_s_where_the_window_has_one():
          "merge_ratio": 0.0}
     assert vector_from_dict({**d, "class_processes": 4}) == v
     assert math.expm1(at(vector_from_dict(d), "processes")) == pytest.approx(3)
+
+
+def test_the_disk_s_dirty_data_is_a_feature_and_an_older_model_reads_without_it():
+    from ioaz.model.features import READABLE, schema_differences, schema_doc
+    w = window(5, 4.6, 560.0)
+    w.dirty_fill = 0.97          # five buffered writers held back beside the readers
+    v = vector(w)
+    assert at(v, "dirty_fill") == pytest.approx(0.97)
+    w.dirty_fill = None          # no debugfs: missing, not zero
+    assert at(vector(w), "dirty_fill") == MISSING
+    # a model trained before the feature (schema 3) keeps its thirteen, in their order
+    old = {"version": 3, "missing": MISSING,
+           "features": [{"name": n, "transform": t} for n, t in READABLE[3]]}
+    assert schema_differences(old) == [] and len(vector(w, READABLE[3])) == 13
+    assert vector(w, READABLE[3]) == vector(w)[:13]
+    assert schema_differences(schema_doc()) == []
+    # a version this ioaz does not know is named, with those it does
+    msg = schema_differences({**old, "version": 9})
+    assert "schema version 9" in msg[0] and "3, 4" in msg[0]

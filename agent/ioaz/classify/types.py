@@ -103,6 +103,10 @@ class WindowFeatures:
     thread_bios: dict[int, int] = field(default_factory=dict)   # this window's bios per tid
     bios: int | None = None   # bios the probe saw this window (a sample when sampled)
     process_share: float = DEFAULT_PROCESS_SHARE   # the cut `processes` and `threads` used
+    # The disk's dirty data over its dirty threshold at the window's end (bdi.py): writers
+    # through the page cache the scheduler holds back show here, not in the requests. None
+    # where it cannot be read (no debugfs, the simulator)
+    dirty_fill: float | None = None
     latency_hist: dict[int, int] = field(default_factory=dict)  # log2 ns bucket -> count
     size_hist: dict[int, int] = field(default_factory=dict)     # probe.layout.size_slot -> count
 
@@ -130,4 +134,5 @@ class WindowFeatures:
         out["class_kept"] = self.workload_class.kept if self.workload_class else None
         out["read_depth"] = self.read_depth   # the reads' part of avg_depth (the depth axis)
         out["class_processes"] = self.class_processes   # the class's count, over its horizon
+        out["dirty_fill"] = self.dirty_fill   # dirty data over the disk's threshold (bdi.py)
         return out

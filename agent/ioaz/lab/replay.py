@@ -20,7 +20,6 @@ from pathlib import Path
 from statistics import median
 from typing import Any
 
-from ..model.features import vector_from_dict
 from ..model.file import Model, ModelError, load
 
 
@@ -65,7 +64,7 @@ def replay(model: Model, feats: list[dict[str, Any]]) -> dict[str, Any]:
     named: Counter[str] = Counter()
     scores = []
     for f in feats:
-        policy, score = model.predict_proba(vector_from_dict(f))[0]
+        policy, score = model.predict_proba(model.vector_of(f))[0]
         named[policy] += 1
         scores.append(score)
     return {"windows": len(feats), "named": dict(named.most_common()),

@@ -26,10 +26,11 @@ FEATURES = ("iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio", "seq_
             "processes", "avg_depth", "mean_size_bytes", "p50_latency_s", "p99_latency_s",
             "merge_ratio")
 # Read by ioaz's classifier (derive's classes); a model reads class_processes as its process
-# count (model/features.py says why). Optional in a file, as datasets written before them have
-# no such column (read_depth: the class's depth axis then takes the whole depth, a model the
-# run's own process count, as they did when those datasets were written).
-CLASS_FEATURES = ("class_processes", "read_depth")
+# count (model/features.py says why), and dirty_fill, the disk's dirty data (bdi.py). Optional
+# in a file, as datasets written before them have no such column (read_depth: the class's depth
+# axis then takes the whole depth, a model the run's own process count, as they did when those
+# datasets were written; dirty_fill: missing, as the simulator's, which has no page cache).
+CLASS_FEATURES = ("class_processes", "read_depth", "dirty_fill")
 OUTCOMES = ("throughput_mb_s", "proc_min_mb_s", "proc_max_mb_s", "proc_mean_mb_s",
             "p50_latency_s", "p99_latency_s", "requests")
 COLUMNS = (("device", "workload", "workload_class", "candidate", "policy", "scheduler", "knobs",

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..classify.types import WindowFeatures
 
-SCHEMA_VERSION = 3   # 3: processes over the class's horizon
+SCHEMA_VERSION = 4   # 3: processes over the class's horizon; 4: the disk's dirty data
 MISSING = -1.0
 
 # (name, transform): log1p of the value in the unit given, or the ratio as it is.
@@ -49,7 +49,14 @@ FEATURE_SCHEMA: tuple[tuple[str, str], ...] = (
     ("merge_ratio", "identity"),
     ("depth_per_process", "identity"),
     ("think_time_s", "log1p_us"),
+    # the disk's dirty data over its threshold (bdi.py): writers the scheduler holds back,
+    # which the requests do not show (docs/limits.md)
+    ("dirty_fill", "identity"),
 )
+Schema = tuple[tuple[str, str], ...]
+# The schemas this ioaz still computes, by version: a model keeps the features it was trained
+# on, so one trained before a feature was added reads the window as it did then.
+READABLE: dict[int, Schema] = {3: FEATURE_SCHEMA[:13], 4: FEATURE_SCHEMA}
 SCALE = {"log1p": 1.0, "log1p_kib": 1 / 1024, "log1p_us": 1e6}
 
 
@@ -88,32 +95,40 @@ DERIVED: dict[str, Callable[[Callable[[str], Any]], float | None]] = {
     "depth_per_process": _depth_per_process, "think_time_s": _think_time_s}
 
 
-def _vector(raw: Callable[[str], Any]) -> list[float]:
+def _vector(raw: Callable[[str], Any], schema: Schema) -> list[float]:
     def get(n: str) -> Any:
         return _processes(raw) if n == "processes" else raw(n)
     return [transform(DERIVED[n](get) if n in DERIVED else get(n), how)
-            for n, how in FEATURE_SCHEMA]
+            for n, how in schema]
 
 
-def vector_from_dict(f: dict[str, float | None]) -> list[float]:
-    return _vector(f.get)
+def vector_from_dict(f: dict[str, float | None],
+                     schema: Schema = FEATURE_SCHEMA) -> list[float]:
+    return _vector(f.get, schema)
 
 
-def vector(w: WindowFeatures) -> list[float]:
-    return _vector(lambda n: getattr(w, n))
+def vector(w: WindowFeatures, schema: Schema = FEATURE_SCHEMA) -> list[float]:
+    return _vector(lambda n: getattr(w, n), schema)
+
+
+def schema_of(doc: dict[str, Any]) -> Schema:
+    """The features of a saved schema that schema_differences found readable."""
+    return READABLE[doc["version"]]
 
 
 def schema_differences(doc: Any) -> list[str]:
-    """What differs between a saved schema and this ioaz's (empty: they match)."""
+    """What keeps this ioaz from computing a saved schema (empty: it computes it)."""
     if not isinstance(doc, dict):
         return [f"no feature schema (got {type(doc).__name__})"]
     out = []
-    if doc.get("version") != SCHEMA_VERSION:
-        out.append(f"schema version {doc.get('version')!r}, this ioaz computes version "
-                   f"{SCHEMA_VERSION}")
+    version = doc.get("version")
+    if version not in READABLE:
+        out.append(f"schema version {version!r}, this ioaz computes versions "
+                   f"{', '.join(map(str, sorted(READABLE)))}")
+        version = SCHEMA_VERSION
     got = [(f.get("name"), f.get("transform")) for f in doc.get("features") or []
            if isinstance(f, dict)]
-    want = list(FEATURE_SCHEMA)
+    want = list(READABLE[version])
     if got != want:
         missing = [f"{n}({t})" for n, t in want if (n, t) not in got]
         extra = [f"{n}({t})" for n, t in got if (n, t) not in want]

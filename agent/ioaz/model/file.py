@@ -28,7 +28,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .features import schema_differences, schema_doc
+from ..classify.types import WindowFeatures
+from .features import (
+    FEATURE_SCHEMA,
+    Schema,
+    schema_differences,
+    schema_doc,
+    schema_of,
+    vector,
+    vector_from_dict,
+)
 from .portable import Portable, PortableError, export
 
 FORMAT = 1
@@ -108,6 +117,15 @@ class Model:
     manifest: dict[str, Any]
     notes: list[str]
     output: str = "proba"           # proba | share (see the module's docstring)
+    schema: Schema = FEATURE_SCHEMA   # the features it was trained on, in their order
+
+    def vector(self, w: WindowFeatures) -> list[float]:
+        """A window as this model reads it."""
+        return vector(w, self.schema)
+
+    def vector_of(self, f: dict[str, Any]) -> list[float]:
+        """A window's features (a log's, a dataset's) as this model reads them."""
+        return vector_from_dict(f, self.schema)
 
     @property
     def name(self) -> str:
@@ -206,7 +224,7 @@ def load(path: str | Path, policies: tuple[str, ...] | None = None) -> Model:
     else:
         raise ModelError(f"{p}: unknown model output {output!r} (expected proba or share)")
     return Model(str(p), doc["goal"], doc.get("family", "?"), classes, doc["policy_of"], est,
-                 doc, notes, output)
+                 doc, notes, output, schema_of(doc["feature_schema"]))
 
 
 def _checked(p: Path, doc: dict[str, Any], key: str, sha_key: str) -> Path:
@@ -248,4 +266,4 @@ def _load_portable(p: Path, doc: dict[str, Any]) -> Model:
     if width != len(classes):
         raise ModelError(f"{path}: {width} scores for the manifest's {len(classes)} labels")
     return Model(str(p), doc["goal"], doc.get("family", "?"), classes, doc["policy_of"], est,
-                 doc, [], output)
+                 doc, [], output, schema_of(doc["feature_schema"]))

@@ -29,7 +29,6 @@ from typing import Any
 from ..classify.types import WindowFeatures
 from ..decide.verdict import MatrixVerdicts, Verdict
 from ..device import DeviceInfo
-from .features import vector
 from .file import Model
 
 TOP = 3
@@ -69,7 +68,7 @@ class ModelVerdicts:
             return ModelVerdict(**{**v.as_dict(),
                                    "text": f"{v.text} (model {m.name} is for goal {m.goal})"},
                                 model=m.path)
-        cands = [(p, round(x, 4)) for p, x in m.predict_proba(vector(features))]
+        cands = [(p, round(x, 4)) for p, x in m.predict_proba(m.vector(features))]
         policy, conf = cands[0]
         v = self.fallback.verdict(features, device, goal)
         if conf >= self.min_confidence and policy in v.p99_over and v.policy is not None:
