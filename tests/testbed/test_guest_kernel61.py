@@ -49,6 +49,20 @@ RATIOS = ("seq_ratio", "read_ratio")
 # same window, the same requests) within 5%. A percentile, interpolated inside its bucket, may
 # then move by up to a bucket (a window of 380 requests: p99 70.6 against 83.3 ms).
 PERCENTILES = ("p50_latency_s", "p99_latency_s")
+# Under the emulator (TCG) the two handlers' clock reads can be tens of microseconds apart when
+# one is interrupted: a CI run's seq-write had a write that the disk's cache took in 16-32 us by
+# one probe and in over 64 us by the other. Requests that fast are held to agree only as "under
+# 2^17 ns" (131 us): above it such an offset moves a request a bucket at most.
+FAST_BUCKET = 17
+
+
+def folded(h: dict[str, int]) -> dict[str, int]:
+    """The histogram with every bucket under FAST_BUCKET counted in FAST_BUCKET - 1."""
+    out: dict[str, int] = {}
+    for k, n in h.items():
+        key = str(max(int(k), FAST_BUCKET - 1))
+        out[key] = out.get(key, 0) + n
+    return out
 
 
 def farther_than_a_neighbour(a: dict[str, int], b: dict[str, int]) -> list[int]:
@@ -91,7 +105,8 @@ def check_bcc_against_core(m: dict[str, str], tmp_path) -> None:
         moved = sum(abs(hist_a.get(b, 0) - hist_b.get(b, 0)) for b in {*hist_a, *hist_b}) / 2
         print(f"{r['workload']:16} latency_hist     {moved:.0f} of {sum(hist_a.values())} "
               "requests in another bucket")
-        assert not farther_than_a_neighbour(hist_a, hist_b), (r["workload"], hist_a, hist_b)
+        assert not farther_than_a_neighbour(folded(hist_a), folded(hist_b)), \
+            (r["workload"], hist_a, hist_b)
         for k, want in core["features"].items():
             got = bcc["features"][k]
             if k == "latency_hist":
