@@ -104,7 +104,9 @@ def window(**kw) -> WindowFeatures:
 def test_ioazd_consults_the_model_and_falls_back_below_its_confidence(learned, tmp_path):
     from ioaz.daemon.compose import verdicts_for
     from ioaz.daemon.views import verdict_dict
-    cfg = load_config(config(tmp_path, learned["model"], min_confidence=0.0))
+    # the gate of either kind of model (model/gate.py): a classifier's top probability, a
+    # share model's margin over its runner-up
+    cfg = load_config(config(tmp_path, learned["model"], min_confidence=0.0, min_margin=0.0))
     assert cfg.classifier == "model" and cfg.model is not None
     state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
     d = step(window(), state, cfg.decide.settings, verdicts_for(cfg), 100.0, cfg.decide.policies)
@@ -115,7 +117,7 @@ def test_ioazd_consults_the_model_and_falls_back_below_its_confidence(learned, t
     assert probs == sorted(probs, reverse=True) and 0 < probs[0] <= 1
     assert "model" in d.text and f"{probs[0]:.2f}" in d.text
 
-    cfg = load_config(config(tmp_path, learned["model"], min_confidence=1.0))
+    cfg = load_config(config(tmp_path, learned["model"], min_confidence=1.0, min_margin=1.0))
     d = step(window(), state, cfg.decide.settings, verdicts_for(cfg), 100.0, cfg.decide.policies)
     v = verdict_dict(d)
     if v["confidence"] < 1.0:          # unsure: the matrix decides, the model's view is kept

@@ -39,7 +39,10 @@ def share_model(tmp_path):
     est.fit(np.asarray(X), np.asarray(Y))
     model = ShareModel(est, CANDS)
     picks, conf = _predict(model, [vector(window(0.95)), vector(window(0.05))])
-    assert picks == ["cfq", "deadline"] and all(0.9 <= c <= 1.0 for c in conf)
+    # the confidence of a share model is its margin over the runner-up: cfq 1.0 against
+    # deadline's 0.6, deadline 1.0 against none's 0.9
+    assert picks == ["cfq", "deadline"]
+    assert conf[0] == pytest.approx(0.4, abs=0.1) and conf[1] == pytest.approx(0.1, abs=0.05)
     path = model_file.save(tmp_path / "m.model.json", model, samples=X, goal="mean",
                            family="share-forest", policy_of={c: c for c in CANDS},
                            trained_on={"rows": len(X)})
@@ -94,3 +97,25 @@ def test_a_share_manifest_whose_labels_do_not_fit_the_regressor_is_refused(share
     bad.write_text(json.dumps(man))
     with pytest.raises(ConfigError, match="unknown model output 'votes'"):
         load_config(config(tmp_path, bad))
+
+
+def test_a_share_model_that_cannot_tell_its_pick_from_the_next_leaves_it_to_the_matrix(
+        share_model, tmp_path):
+    from ioaz.daemon.compose import verdicts_for
+    from ioaz.daemon.views import verdict_dict
+    state = initial_state(DeviceInfo("sda", rotational=True), ("none", "mq-deadline", "bfq"))
+    # random reads: deadline 1.0, none 0.9. Every score passes a probability's 0.6; the
+    # margin, 0.1, passes 0.05 and not 0.2
+    for margin, sure in ((0.05, True), (0.2, False)):
+        cfg = load_config(config(tmp_path, share_model, min_margin=margin))
+        assert cfg.min_margin == margin
+        d = step(window(0.05), state, cfg.decide.settings, verdicts_for(cfg), 100.0,
+                 cfg.decide.policies)
+        v = verdict_dict(d)
+        assert v["confidence"] == pytest.approx(0.1, abs=0.05)
+        assert v["provider"].startswith("model:") is sure, v
+        if not sure:
+            assert f"margin over the runner-up below {margin:g}" in v["text"], v["text"]
+    with pytest.raises(ConfigError, match="classifier.min_margin: expected a number from 0 "
+                                          "to 1, got"):
+        load_config(config(tmp_path, share_model, min_margin=2))

@@ -105,7 +105,7 @@ def verdicts_for(config: DaemonConfig) -> VerdictProvider:
     if config.model is None:
         return matrix
     from ..model.verdicts import ModelVerdicts
-    return ModelVerdicts(config.model, matrix, config.min_confidence)
+    return ModelVerdicts(config.model, matrix, config.min_confidence, config.min_margin)
 
 
 def build(config: DaemonConfig, source: Source, actuator: Actuator, sysfs: BlockSysfs,

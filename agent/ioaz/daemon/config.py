@@ -25,7 +25,8 @@ Top level:
     classifier:                    optional; without it the matrices decide
       type: model                  matrix (the default) | model
       model: PATH                  a manifest written by `ioaz-lab train` (+ its .portable.json)
-      min_confidence: 0.6          below this the model's top policy yields to the matrix
+      min_confidence: 0.6          a classifier's top probability below this: the matrix decides
+      min_margin: 0.05             a share model's top over its runner-up below this: the same
 Relative paths are taken from the config file's directory.
 """
 from __future__ import annotations
@@ -82,6 +83,7 @@ class DaemonConfig:
     classifier: str = "matrix"            # matrix | model
     model_file: Path | None = None
     min_confidence: float = 0.6
+    min_margin: float = 0.05
     model: Any = None                     # ioaz.model.file.Model when classifier is model
 
     def sample_plan(self) -> SamplePlan:
@@ -272,18 +274,23 @@ def _load_classifier(doc: Doc, cfg: DaemonConfig, base: Path) -> None:
     reload) with FILE:LINE and the reason. scikit-learn is imported only for a model."""
     c = doc.data["classifier"]
     where = ("classifier",)
-    if not isinstance(c, dict) or set(c) - {"type", "model", "min_confidence"}:
+    if not isinstance(c, dict) or set(c) - {"type", "model", "min_confidence", "min_margin"}:
         raise ConfigError(str(doc.issue(where, "classifier: expected {type: matrix|model, "
-                                        f"model: PATH, min_confidence: 0..1}}, got {describe(c)}")))
+                                        "model: PATH, min_confidence: 0..1, min_margin: 0..1}, "
+                                        f"got {describe(c)}")))
     kind = c.get("type", "matrix")
     if kind not in ("matrix", "model"):
         raise ConfigError(str(doc.issue(where + ("type",), f"classifier.type: expected matrix "
                                         f"or model, got {describe(kind)}")))
-    conf = c.get("min_confidence", cfg.min_confidence)
-    if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
-        raise ConfigError(str(doc.issue(where + ("min_confidence",), "classifier.min_confidence:"
-                                        f" expected a number from 0 to 1, got {describe(conf)}")))
-    cfg.classifier, cfg.min_confidence = kind, float(conf)
+    gate = {}
+    for key in ("min_confidence", "min_margin"):
+        v = c.get(key, getattr(cfg, key))
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+            raise ConfigError(str(doc.issue(where + (key,), f"classifier.{key}: expected a "
+                                            f"number from 0 to 1, got {describe(v)}")))
+        gate[key] = float(v)
+    cfg.classifier, cfg.min_confidence, cfg.min_margin = kind, gate["min_confidence"], \
+        gate["min_margin"]
     if kind == "matrix":
         return
     m = c.get("model")

@@ -8,14 +8,15 @@ cross-validated performance loss (GroupKFold over workloads: a workload's runs a
 between training and test), and prints the held-out accuracy, the confusion matrix, and the
 share of the per-workload best performance lost when following the model, following the
 matrix derived from the same training workloads, following the model with the matrix as
-fallback below --min-confidence (what ioazd does), and always running the single best policy.
+fallback where it is unsure (--min-confidence for a classifier, --min-margin for a share
+model: what ioazd does), and always running the single best policy.
 
 Saved as OUT (a JSON manifest: goal, feature schema, labels, versions, evaluation), the model's
 portable form next to it (its trees or linear map as JSON, checked to score as the estimator
 does: what ioazd runs, without scikit-learn) and a skops file (the estimator itself, never a
 pickle). ioazd uses it with:
 
-    classifier: {type: model, model: OUT, min_confidence: 0.6}
+    classifier: {type: model, model: OUT, min_confidence: 0.6, min_margin: 0.05}
 """
 from __future__ import annotations
 
@@ -35,7 +36,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="model manifest to write (default DATASET-GOAL.model.json)")
     p.add_argument("--folds", type=int, default=5, help="held-out folds over workloads")
     p.add_argument("--min-confidence", type=float, default=0.6,
-                   help="below this the daemon falls back to the matrix (for the report)")
+                   help="a classifier's top probability below this: the daemon falls back to "
+                        "the matrix (for the report)")
+    p.add_argument("--min-margin", type=float, default=0.05,
+                   help="a share model's top share over its runner-up below this: the same")
     p.add_argument("--tie", type=float, default=0.04,
                    help="candidates within this share of the best count as tied")
     p.add_argument("--report", help="also write the report as JSON here")
@@ -66,8 +70,9 @@ def print_report(ev: dict, fam: str, scores: dict, out=sys.stdout) -> None:
           f"{pct(ev['model_loss_max'])}", file=out)
     print(f"  derived matrix:            {pct(ev['matrix_loss']):>7s} / "
           f"{pct(ev['matrix_loss_max'])}", file=out)
-    print(f"  model, matrix below {ev['min_confidence']:.2f}: {pct(ev['fallback_loss']):>7s} "
-          f"({pct(ev['below_confidence'])} of runs fell back)", file=out)
+    print(f"  model, matrix where unsure: {pct(ev['fallback_loss']):>7s} "
+          f"({pct(ev['below_confidence'])} of runs fell back: probability below "
+          f"{ev['min_confidence']:.2f}, share margin below {ev['min_margin']:.2f})", file=out)
     print(f"  always {ev['fixed_policy']:13s}      {pct(ev['fixed_loss']):>7s}", file=out)
     print(f"closed loop (switch, measure again, until the choice stays): model "
           f"{pct(ev['model_loop_loss'])}, matrix {pct(ev['matrix_loop_loss'])}", file=out)
@@ -102,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     ev = trainer.evaluate(rows, args.goal, t, k=args.folds, tie=args.tie,
-                          min_confidence=args.min_confidence).as_dict()
+                          min_confidence=args.min_confidence,
+                          min_margin=args.min_margin).as_dict()
     est, fam, scores = trainer.train_final(rows, args.goal, tie=args.tie)
     out = Path(args.out or ds.with_name(f"{ds.stem}-{args.goal}.model.json"))
     policy_of = {r.candidate: r.policy for r in rows}

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..classify.classes import Thresholds
 from ..model.features import vector_from_dict
+from ..model.gate import DEFAULT_MIN_CONFIDENCE, DEFAULT_MIN_MARGIN, Gate
 from .dataset import Outcome, Row, loss, outcomes
 from .derive import derive_table, row_class
 
@@ -167,11 +168,17 @@ def _fit(name: str, s: Split) -> Any:
     return est
 
 
-def _predict(est: Any, X: list[list[float]]) -> tuple[list[str], list[float]]:
-    """The pick per sample and its score (probability, or predicted share of the best)."""
+def _predict(est: Any, X: list[list[float]],
+             gate: Gate | None = None) -> tuple[list[str], list[float]]:
+    """The pick per sample and the model's confidence in it, as the daemon's gate reads it
+    (model/gate.py: a probability, or a share model's margin over its runner-up)."""
     cls, sc = scores(est, X)
     idx = sc.argmax(axis=1)
-    return [cls[i] for i in idx], [float(sc[k, i]) for k, i in enumerate(idx)]
+    output = "share" if isinstance(est, ShareModel) else "proba"
+    gate = gate or Gate()
+    conf = [gate.confidence(sorted((float(x) for x in row), reverse=True), output)
+            for row in sc]
+    return [cls[i] for i in idx], conf
 
 
 def _losses(rows: list[Row], chosen: list[str], goal: str,
@@ -219,7 +226,7 @@ class Evaluation:
     model_loss_max: float
     matrix_loss: float
     matrix_loss_max: float
-    fallback_loss: float            # model, falling back to the matrix below min_confidence
+    fallback_loss: float            # model, falling back to the matrix where the gate says
     model_loop_loss: float          # closed loop: following the model until it settles
     matrix_loop_loss: float         # ... the matrix likewise
     fixed_loss: float               # the single policy best on the training workloads
@@ -229,7 +236,8 @@ class Evaluation:
     labels: list[str]
     confusion: list[list[int]]      # rows: true label, columns: predicted
     min_confidence: float
-    below_confidence: float         # share of held-out rows under min_confidence
+    min_margin: float
+    below_confidence: float         # share of held-out rows the gate sent to the matrix
     per_workload: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -237,12 +245,14 @@ class Evaluation:
 
 
 def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float = 0.04,
-             min_confidence: float = 0.6, seed: int = 0) -> Evaluation:
+             min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+             min_margin: float = DEFAULT_MIN_MARGIN, seed: int = 0) -> Evaluation:
     """Outer GroupKFold over workloads: every workload is held out exactly once."""
     from sklearn.metrics import confusion_matrix
     full = make_split(rows, goal, tie)
     outs = outcomes(rows)
     folds = _folds(full.groups, k, seed)
+    gate = Gate(min_confidence, min_margin)
     m_loss, x_loss, f_loss, b_loss, below = [], [], [], [], 0
     m_loop: list[float] = []
     x_loop: list[float] = []
@@ -257,13 +267,15 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         inner.append(fam_scores[fam]["loss"])
         est = _fit(fam, train)
         test_rows = [rows[i] for i in te]
-        pred, conf = _predict(est, [full.X[i] for i in te])
+        pred, conf = _predict(est, [full.X[i] for i in te], gate)
+        output = "share" if isinstance(est, ShareModel) else "proba"
         table = derive_table(train.rows, goal, t)
         cand_of = {r.policy: r.candidate for r in train.rows}
         mat = [cand_of.get(table[row_class(r, t)].policy, table[row_class(r, t)].policy)
                for r in test_rows]
-        fb = [p if c >= min_confidence else m for p, c, m in zip(pred, conf, mat, strict=True)]
-        below += sum(c < min_confidence for c in conf)
+        sure = [gate.passes(c, output) for c in conf]
+        fb = [p if ok else m for p, ok, m in zip(pred, sure, mat, strict=True)]
+        below += sure.count(False)
         tr_outs = outcomes(train.rows)
         fixed = max(sorted({c for per in tr_outs.values() for c in per}),
                     key=lambda c: sum(_share(per, c, goal) for per in tr_outs.values()))
@@ -293,7 +305,8 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         model_loop_loss=statistics.fmean(m_loop), matrix_loop_loss=statistics.fmean(x_loop),
         fixed_policy=collections.Counter(fixed_names).most_common(1)[0][0],
         families_chosen=chosen_fams, inner_loss=statistics.fmean(inner), labels=labs, confusion=cm,
-        min_confidence=min_confidence, below_confidence=below / len(rows),
+        min_confidence=min_confidence, min_margin=min_margin,
+        below_confidence=below / len(rows),
         per_workload={w: {"model": statistics.fmean(d["model"]),
                           "matrix": statistics.fmean(d["matrix"])}
                       for w, d in sorted(per_w.items())})

@@ -3,8 +3,10 @@
 The model reads the window's features (ioaz.model.features) and gives a score per policy: the
 probability that it is the best (a classifier), or its predicted share of the best performance
 (a share model: how much of the per-workload best it expects the policy to deliver). When the
-top score is at least `min_confidence`, that policy is the verdict; below, or
-when the model was trained for another goal, the matrix decides as it would without a model.
+model is sure (model/gate.py: a classifier's top probability at least `min_confidence`, a
+share model's margin over its runner-up at least `min_margin`), that policy is the verdict;
+below, or when the model was trained for another goal, the matrix decides as it would
+without a model.
 Either way the verdict carries the model's top candidates and probabilities, which
 `ioazctl explain` shows.
 
@@ -30,6 +32,7 @@ from ..classify.types import WindowFeatures
 from ..decide.verdict import MatrixVerdicts, Verdict
 from ..device import DeviceInfo
 from .file import Model
+from .gate import DEFAULT_MIN_MARGIN, Gate
 
 TOP = 3
 
@@ -47,10 +50,11 @@ def _top(cands: list[tuple[str, float]], output: str = "proba") -> str:
 
 
 class ModelVerdicts:
-    def __init__(self, model: Model, fallback: MatrixVerdicts, min_confidence: float) -> None:
+    def __init__(self, model: Model, fallback: MatrixVerdicts, min_confidence: float,
+                 min_margin: float = DEFAULT_MIN_MARGIN) -> None:
         self.model = model
         self.fallback = fallback
-        self.min_confidence = min_confidence
+        self.gate = Gate(min_confidence, min_margin)
 
     def tunables(self, device: DeviceInfo, goal: str) -> dict[str, dict[str, int | str]]:
         """The matrices' (a model is trained on policies, not knobs)."""
@@ -69,15 +73,17 @@ class ModelVerdicts:
                                    "text": f"{v.text} (model {m.name} is for goal {m.goal})"},
                                 model=m.path)
         cands = [(p, round(x, 4)) for p, x in m.predict_proba(m.vector(features))]
-        policy, conf = cands[0]
+        policy = cands[0][0]
+        conf = round(self.gate.confidence([x for _, x in cands], m.output), 4)
+        sure = self.gate.passes(conf, m.output)
         v = self.fallback.verdict(features, device, goal)
-        if conf >= self.min_confidence and policy in v.p99_over and v.policy is not None:
+        if sure and policy in v.p99_over and v.policy is not None:
             mv = ModelVerdict(**v.as_dict(), model=m.path, confidence=conf,
                               candidates=tuple(cands[:TOP]))
             return replace(mv, text=f"model {m.name}: {_top(cands, m.output)} -> {policy}, "
                                     f"which this cell's calibration measured within the noise "
                                     f"of {v.policy} and with a worse p99; matrix: {v.text}")
-        if conf >= self.min_confidence:
+        if sure:
             return ModelVerdict(
                 policy, f"model:{m.name}", goal,
                 f"model {m.name}: {_top(cands, m.output)} -> {policy}", model=m.path,
@@ -85,8 +91,8 @@ class ModelVerdicts:
         dissent = policy if v.policy is not None and policy != v.policy else None
         mv = ModelVerdict(**{**v.as_dict(), "leaning": dissent}, model=m.path,
                           confidence=conf, candidates=tuple(cands[:TOP]))
-        return replace(mv, text=f"model {m.name} unsure ({_top(cands, m.output)}; top below "
-                                f"{self.min_confidence:g}), matrix: {v.text}")
+        return replace(mv, text=f"model {m.name} unsure ({_top(cands, m.output)}; "
+                                f"{self.gate.describe(m.output)}), matrix: {v.text}")
 
 
 def matrix_cell(policy: str, v: Verdict) -> dict[str, Any]:

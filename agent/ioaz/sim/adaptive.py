@@ -27,7 +27,8 @@ class AgentChooser:
     def __init__(self, goal: str | None = None, rotational: bool = True,
                  size_bytes: int | None = None, device: str = "sim0",
                  config: Any = None, start_policy: str | None = None,
-                 model: Any = None, min_confidence: float = 0.6) -> None:
+                 model: Any = None, min_confidence: float = 0.6,
+                 min_margin: float = 0.05) -> None:
         from ioaz.classify.classes import Thresholds, classify
         from ioaz.decide import DeviceInfo, MatrixVerdicts, initial_state, load_context, set_goal
 
@@ -42,7 +43,7 @@ class AgentChooser:
             # as ioazd's `classifier: {type: model}`: the model first, the matrices below
             # its confidence
             from ioaz.model.verdicts import ModelVerdicts
-            self.provider = ModelVerdicts(model, self.provider, min_confidence)
+            self.provider = ModelVerdicts(model, self.provider, min_confidence, min_margin)
         state = initial_state(DeviceInfo(device, rotational=rotational, size_bytes=size_bytes))
         if goal is not None:
             state = set_goal(state, goal)
