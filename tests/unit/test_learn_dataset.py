@@ -297,3 +297,20 @@ def test_derive_puts_the_stream_curve_measured_beside_the_dataset_in_the_matrice
     curve.write_text('{"curve": {}}')
     assert cli.run(p.parse_args(args)) == 2
     assert f"{curve}: not a curve file of ioaz-lab calibrate" in capsys.readouterr().err
+
+
+def test_a_workload_measured_again_replaces_its_runs_and_o_direct_ones_read_no_dirty_data():
+    from ioaz.learn.dataset import merged, with_direct_dirty_zero
+    direct, writer = "4p-seq-write-128k-t0-d8-g1_2", "4p-seq-write-128k-t0-d1-g1_2-b"
+    old = [row(direct, "cfq", 5.0), row(writer, "cfq", 5.0), row(writer, "deadline", 6.0)]
+    again = row(writer, "cfq", 7.0)
+    again.features["dirty_fill"] = 0.93
+    rows = merged([old, [again]])
+    # the writer's two old runs gave way to the one measured with the feature
+    assert [(r.workload, r.proc_mean_mb_s) for r in rows] == [(direct, 5.0), (writer, 7.0)]
+    odd = row("not-an-id", "cfq", 1.0)
+    rows, n = with_direct_dirty_zero(rows + [odd, row(writer, "sstf", 3.0)])
+    assert n == 1 and rows[0].features["dirty_fill"] == 0.0      # O_DIRECT: nothing dirty
+    assert rows[1].features["dirty_fill"] == 0.93                # measured: kept
+    assert "dirty_fill" not in odd.features                      # unknown: left missing
+    assert rows[3].features.get("dirty_fill") is None            # a page-cache writer unmeasured

@@ -27,11 +27,23 @@ from pathlib import Path
 
 from ..classify.classes import ThresholdsError
 from ..decide.matrix import GOALS
-from ..learn.dataset import DatasetError, read_with_thresholds, without_candidates
+from ..learn.dataset import (
+    DatasetError,
+    merged,
+    read_with_thresholds,
+    with_direct_dirty_zero,
+    without_candidates,
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dataset", help="CSV written by ioaz-lab calibrate")
+    p.add_argument("dataset", nargs="+",
+                   help="CSV written by ioaz-lab calibrate; a workload a later one measured "
+                        "again replaces its runs in the earlier ones")
+    p.add_argument("--dirty-direct-zero", action="store_true",
+                   help="rows written before dirty_fill (the disk's dirty data) whose workload "
+                        "writes nothing through the page cache read 0, as O_DIRECT on the raw "
+                        "disk leaves (a real calibration's; not the simulator's)")
     p.add_argument("--goal", choices=GOALS, required=True)
     p.add_argument("--out", help="model manifest to write (default DATASET-GOAL.model.json)")
     p.add_argument("--folds", type=int, default=5, help="held-out folds over workloads")
@@ -94,13 +106,22 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from ..learn import trainer
     from ..model import file as model_file
-    ds = Path(args.dataset)
+    paths = [Path(p) for p in args.dataset]
+    ds = paths[0]
     try:
-        rows, t = read_with_thresholds(ds, args.thresholds)
-        rows, excluded = without_candidates(rows, args.exclude, ds)
+        sets = []
+        for p in paths:
+            rows, t = read_with_thresholds(p, args.thresholds)
+            sets.append(rows)
+        rows, excluded = without_candidates(merged(sets), args.exclude, ds)
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab train: {e}", file=sys.stderr)
         return 2
+    zeroed = 0
+    if args.dirty_direct_zero:
+        rows, zeroed = with_direct_dirty_zero(rows)
+        print(f"dirty_fill taken as 0 in {zeroed} runs of O_DIRECT workloads measured before "
+              "it", file=sys.stderr)
     n_work = len({r.workload for r in rows})
     if n_work < 4:
         print(f"ioaz-lab train: {ds}: {n_work} workloads; held-out evaluation needs at least 4",
@@ -113,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or ds.with_name(f"{ds.stem}-{args.goal}.model.json"))
     policy_of = {r.candidate: r.policy for r in rows}
     report = {**ev, "family": fam, "family_scores": scores}
-    trained_on = {"dataset": ds.name, "rows": len(rows), "workloads": n_work,
+    trained_on = {"dataset": ", ".join(p.name for p in paths), "rows": len(rows),
+                  "workloads": n_work, "dirty_direct_zero": zeroed,
                   "devices": sorted({r.device for r in rows}), "excluded": list(excluded)}
     try:
         model_file.save(out, est, samples=trainer.samples(rows), goal=args.goal, family=fam,

@@ -270,6 +270,38 @@ def read_with_thresholds(dataset: Path, thresholds: str | None) -> tuple[list[Ro
     return rows, load_thresholds(Path(thresholds) if thresholds else DEFAULT_THRESHOLDS)
 
 
+def merged(sets: list[list[Row]]) -> list[Row]:
+    """Several datasets' rows as one; a workload a later set measured again replaces its
+    runs in the earlier ones (a calibration repeated with a new feature, say)."""
+    out: dict[str, list[Row]] = {}
+    for rows in sets:
+        fresh: dict[str, list[Row]] = {}
+        for r in rows:
+            fresh.setdefault(r.workload, []).append(r)
+        out.update(fresh)
+    return [r for rows in out.values() for r in rows]
+
+
+def with_direct_dirty_zero(rows: list[Row]) -> tuple[list[Row], int]:
+    """Rows written before dirty_fill, of workloads that write nothing through the page cache,
+    given dirty_fill 0, and how many: on the raw disk a calibration writes to, O_DIRECT
+    leaves no dirty data (train --dirty-direct-zero; a real calibration's own O_DIRECT runs
+    read 0, decision_matrices/kernel/README.md). Rows whose id does not parse keep theirs."""
+    from .grid import WorkSpec
+    n = 0
+    for r in rows:
+        if r.features.get("dirty_fill") is not None:
+            continue
+        try:
+            w = WorkSpec.from_id(r.workload)
+        except ValueError:
+            continue
+        if not w.buffered:
+            r.features["dirty_fill"] = 0.0
+            n += 1
+    return rows, n
+
+
 def without_candidates(rows: list[Row], spec: str,
                        dataset: Path) -> tuple[list[Row], tuple[str, ...]]:
     """The rows of every candidate but those named in `spec` ("fifo,vr"), and the names; a name
