@@ -119,3 +119,15 @@ def test_a_share_model_that_cannot_tell_its_pick_from_the_next_leaves_it_to_the_
     with pytest.raises(ConfigError, match="classifier.min_margin: expected a number from 0 "
                                           "to 1, got"):
         load_config(config(tmp_path, share_model, min_margin=2))
+
+
+def test_a_model_that_reads_the_dirty_data_warns_where_debugfs_is_not_mounted(share_model,
+                                                                             tmp_path):
+    from ioaz.daemon.preflight import warnings
+    cfg = load_config(config(tmp_path, share_model))
+    assert "dirty_fill" in [n for n, _ in cfg.model.schema]
+    (w,) = warnings(cfg, debugfs=tmp_path / "debug")
+    assert w.startswith(f"{tmp_path / 'ioaz.yaml'}:") and "dirty_fill" in w
+    assert "debugfs is not mounted" in w and str(share_model) in w
+    (tmp_path / "debug" / "bdi").mkdir(parents=True)
+    assert warnings(cfg, debugfs=tmp_path / "debug") == []

@@ -145,7 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as e:
         print(f"ioazd: configuration refused:\n{e}", file=sys.stderr)
         return 2
-    risky = knob_warnings(config.decide)
+    from .preflight import problems, warnings
+    risky = knob_warnings(config.decide) + warnings(config)
     if args.check_config:
         print_warnings(risky)
         print(f"ioazd: {config.file}: configuration OK")
@@ -155,7 +156,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     # What --check finds (a taken port, a blocked socket path, a state directory that cannot
     # be written) is looked for at every start too: started by hand, not by the unit, ioazd
     # must refuse with the setting's line rather than fail half-way with a traceback.
-    from .preflight import problems
     found = problems(config)
     if found:
         print("ioazd: the configuration is valid but cannot start as it is:\n"

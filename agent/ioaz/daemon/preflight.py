@@ -15,6 +15,7 @@ import os
 import socket
 from pathlib import Path
 
+from ..bdi import DEBUGFS
 from ..located import DocPath, ValidationError, load_file
 from .config import DaemonConfig
 
@@ -39,6 +40,21 @@ def problems(cfg: DaemonConfig) -> list[str]:
         if why:
             out.append(where.at(("state_dir",), f"state_dir {cfg.state_dir}: {why}"))
     return out
+
+
+def warnings(cfg: DaemonConfig, debugfs: str | Path = DEBUGFS) -> list[str]:
+    """FILE:LINE: what will work, but less well than it could; not a reason to refuse."""
+    m = cfg.model
+    if m is None or "dirty_fill" not in [n for n, _ in m.schema]:
+        return []
+    if (Path(debugfs) / "bdi").is_dir():
+        return []
+    # the model then reads the feature as missing everywhere, as if no writer were held back
+    return [_Where(cfg.file).at(
+        ("classifier", "model"),
+        f"classifier.model {cfg.model_file}: reads each disk's dirty data (dirty_fill) from "
+        f"{debugfs}/bdi, which is not there (debugfs is not mounted; systemd's "
+        "sys-kernel-debug.mount mounts it): the model will read it as missing")]
 
 
 class _Where:
