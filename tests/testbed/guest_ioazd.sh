@@ -101,6 +101,17 @@ wait_for 25 is_active bfq
 mark after_random "$(active)"
 /usr/bin/ioazctl explain $D > "$OUT/explain.txt" 2>&1
 fio_stop
+# A writer through the page cache: the daemon, in its unit's sandbox (ProtectKernelTunables
+# leaves debugfs read-only, not hidden), reads the disk's dirty data (agent/ioaz/bdi.py)
+dirty_fill() { /usr/bin/ioazctl --json explain $D | python3 -c \
+    'import json,sys; print((json.load(sys.stdin).get("features") or {}).get("dirty_fill"))'; }
+dirtied() { python3 -c 'import sys; v=sys.argv[1]; sys.exit(0 if v not in ("None", "") and float(v) > 0.05 else 1)' "$(dirty_fill)"; }
+fio --name=b --filename=/dev/$D --rw=write --bs=1m --direct=0 --ioengine=psync --size=1g \
+    --time_based --runtime=30 --output=/dev/null & FIO=$!
+wait_for 20 dirtied
+mark dirty_fill "$(dirty_fill)"
+fio_stop
+sync
 mark probe_source "$(/usr/bin/ioazctl status --json | python3 -c \
     'import json,sys; print(json.load(sys.stdin).get("source"))')"
 

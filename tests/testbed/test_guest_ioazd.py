@@ -78,6 +78,8 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert m["role_rule"] == ("QEMU_HARDDISK* /etc/ioaz/matrices/ioaz-table3-mean.yaml"), m
     assert m["started"] == "active" and m["enabled"] == "enabled", m
     assert m["probe_source"] == "bpf", m
+    # a buffered writer's dirty data, read from debugfs by the daemon in systemd's sandbox
+    assert m["dirty_fill"] not in ("None", "") and float(m["dirty_fill"]) > 0.05, m
     # the workload change is followed: none (fcfs: IOAZ's noop) for one sequential reader,
     # bfq for eight random readers (IOAZ Table 3, goal mean)
     assert m["after_sequential"] == "none", journal[-3000:]
