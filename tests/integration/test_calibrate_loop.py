@@ -82,7 +82,10 @@ def test_a_calibrated_loop_device_gets_a_matrix_and_model_that_ioazd_uses(make_l
                    "matrix_rules": [{"match": {"name": dev}, "matrices": {
                        g: str(mdir / f"loopcal-{g}.yaml")
                        for g in ("min", "max", "mean", "throughput", "latency")}}]},
-        "classifier": {"type": "model", "model": str(model), "min_confidence": 0.0},
+        # the model decides whatever its kind (model/gate.py): a classifier by its probability,
+        # a share model by its margin over the runner-up
+        "classifier": {"type": "model", "model": str(model), "min_confidence": 0.0,
+                       "min_margin": 0.0},
     }))
     ioazd = subprocess.Popen([str(BIN / "ioazd"), "--config", str(cfg)],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
