@@ -168,15 +168,19 @@ def _fit(name: str, s: Split) -> Any:
     return est
 
 
+def _output(est: Any) -> str:
+    """What an estimator's scores are, as model/gate.py reads them."""
+    return "share" if isinstance(est, ShareModel) else "proba"
+
+
 def _predict(est: Any, X: list[list[float]],
              gate: Gate | None = None) -> tuple[list[str], list[float]]:
     """The pick per sample and the model's confidence in it, as the daemon's gate reads it
     (model/gate.py: a probability, or a share model's margin over its runner-up)."""
     cls, sc = scores(est, X)
     idx = sc.argmax(axis=1)
-    output = "share" if isinstance(est, ShareModel) else "proba"
     gate = gate or Gate()
-    conf = [gate.confidence(sorted((float(x) for x in row), reverse=True), output)
+    conf = [gate.confidence(sorted((float(x) for x in row), reverse=True), _output(est))
             for row in sc]
     return [cls[i] for i in idx], conf
 
@@ -268,12 +272,11 @@ def evaluate(rows: list[Row], goal: str, t: Thresholds, k: int = 5, tie: float =
         est = _fit(fam, train)
         test_rows = [rows[i] for i in te]
         pred, conf = _predict(est, [full.X[i] for i in te], gate)
-        output = "share" if isinstance(est, ShareModel) else "proba"
         table = derive_table(train.rows, goal, t)
         cand_of = {r.policy: r.candidate for r in train.rows}
         mat = [cand_of.get(table[row_class(r, t)].policy, table[row_class(r, t)].policy)
                for r in test_rows]
-        sure = [gate.passes(c, output) for c in conf]
+        sure = [gate.passes(c, _output(est)) for c in conf]
         fb = [p if ok else m for p, ok, m in zip(pred, sure, mat, strict=True)]
         below += sure.count(False)
         tr_outs = outcomes(train.rows)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ioaz.classify.horizon import ProcessHorizon
 from ioaz.classify.types import WindowFeatures, WorkloadClass
+from ioaz.model.gate import DEFAULT_MIN_CONFIDENCE, DEFAULT_MIN_MARGIN
 from ioaz.sim.schedulers import SCHEDULERS
 
 # a policy the simulator has no scheduler for -> the nearest it has (none at present)
@@ -27,8 +28,8 @@ class AgentChooser:
     def __init__(self, goal: str | None = None, rotational: bool = True,
                  size_bytes: int | None = None, device: str = "sim0",
                  config: Any = None, start_policy: str | None = None,
-                 model: Any = None, min_confidence: float = 0.6,
-                 min_margin: float = 0.05) -> None:
+                 model: Any = None, min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+                 min_margin: float = DEFAULT_MIN_MARGIN) -> None:
         from ioaz.classify.classes import Thresholds, classify
         from ioaz.decide import DeviceInfo, MatrixVerdicts, initial_state, load_context, set_goal
 
