@@ -210,3 +210,42 @@ def test_a_buffered_writer_is_counted_by_what_reached_the_disk(make_loop, tmp_pa
     assert rows[0].throughput_mb_s > 0 and rows[0].requests > 0
     assert wrote >= rows[0].throughput_mb_s * 1e6 * 2
     assert rows[0].features["seq_ratio"] is not None and rows[0].features["seq_ratio"] > 0.5
+
+
+def test_workloads_on_files_run_on_a_file_system_made_on_the_disk(make_loop, tmp_path):
+    """-f on a real device: calibrate makes ext4 on it, lays out the readers' files, runs
+    the writers on new files it removes after each run, and unmounts at the end. Workloads
+    on files beside workloads on the raw device are refused before anything is written."""
+    need_tool("fio")
+    need_tool("mkfs.ext4")
+    dev = make_loop(512)
+    state = tmp_path / "state"
+    mixed = lab("calibrate", "--device", dev, "--destructive", "--state-dir", str(state),
+                "--ids", "2p-seq-read-128k-t0-d1-g1_2-f,2p-seq-read-128k-t0-d1-g1_2",
+                "--candidates", "deadline", "--seconds", "2", "--out", str(tmp_path / "m.csv"))
+    assert mixed.returncode == 2
+    assert "1 workloads on files (-f) and 1 on the raw device" in mixed.stderr
+    assert "Traceback" not in mixed.stderr and not (tmp_path / "m.csv").exists()
+    ds = tmp_path / "files.csv"
+    r = lab("calibrate", "--device", dev, "--destructive", "--probe", "bpf",
+            "--state-dir", str(state), "--ids", "2p-seq-mixed-128k-t0-d1-g1_2-c-b-f",
+            "--candidates", "deadline", "--seconds", "2", "--out", str(ds))
+    assert r.returncode == 0, r.stderr
+    assert "laid out r.0 " in r.stderr
+    from ioaz.learn.dataset import read_rows
+    rows = read_rows(ds)
+    assert [x.workload for x in rows] == ["2p-seq-mixed-128k-t0-d1-g1_2-c-b-f"]
+    assert rows[0].throughput_mb_s > 0 and rows[0].proc_min_mb_s > 0   # reader and writer
+    assert rows[0].features["write_bytes_per_s"] > 0
+    assert f"/dev/{dev} " not in Path("/proc/mounts").read_text()      # unmounted
+    blk = subprocess.run(["blkid", "-p", "-o", "value", "-s", "TYPE", f"/dev/{dev}"],
+                         capture_output=True, text=True)
+    assert blk.stdout.strip() == "ext4"
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-o", "ro", f"/dev/{dev}", str(mnt)], check=True)
+    try:
+        names = sorted(p.name for p in mnt.iterdir() if p.name != "lost+found")
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    assert names == ["r.0"]          # the reader's file stays, the writer's went after its run

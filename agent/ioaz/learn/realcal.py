@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from ..actuate import Actuator, Realisation, StateStore, recover
@@ -31,7 +32,7 @@ from ..decide import load_policies, resolve
 from ..observe import Observer
 from ..sim.workloads import fit_layout
 from ..sysblock import BlockSysfs
-from . import curve
+from . import calfs, curve
 from .dataset import DatasetWriter, Row
 from .grid import FILE_GB, WorkSpec
 from .progress import Progress
@@ -180,20 +181,44 @@ class Candidates:
                                f"originals stay in {self.act.state.path}")
 
 
-def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
+def region_bytes(size_bytes: int) -> int:
+    """Each process's file: FILE_GB, whole MiB, no larger than the device."""
+    mib = 1 << 20
+    return min(int(FILE_GB * 1e9), size_bytes) // mib * mib
+
+
+def file_name(w: WorkSpec, i: int) -> str:
+    """Process i's file on the file system (WorkSpec.files): a writer's own new file, w.I,
+    written from empty and removed after the run; a reader's (or an O_DIRECT mix's) r.I,
+    laid out before the runs (lay_out) and kept for the next workload."""
+    return f"w.{i}" if w.proc_op(i) == "write" else f"r.{i}"
+
+
+def laid_out_files(w: WorkSpec) -> list[str]:
+    """The files the workload needs to find written before it starts."""
+    return [file_name(w, i) for i in range(w.nproc) if w.proc_op(i) != "write"]
+
+
+def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float,
+                directory: str | None = None) -> str:
     """One fio job per process, O_DIRECT (a buffered workload: through the page cache, then
     fsync; a buffered mix: its writers so, its readers too if cached), each on its own 1 GB file
     where the workload puts it (WorkSpec.file_gb: gap_gb apart), fitted to the device as the
-    simulator fits the same workload (sim.workloads.fit_layout)."""
+    simulator fits the same workload (sim.workloads.fit_layout). A workload on files
+    (WorkSpec.files) has them in `directory`, the file system's mount point, where the file
+    system put them (file_name)."""
+    if w.files and directory is None:
+        raise ValueError(f"{w.id}: a workload on files needs the file system's directory")
     mib = 1 << 20
-    region = min(int(FILE_GB * 1e9), size_bytes) // mib * mib
+    region = region_bytes(size_bytes)
     starts = fit_layout([w.file_gb(i) for i in range(w.nproc)], [region / 1e9] * w.nproc,
                         size_bytes / 1e9)
     rw = {("seq", "read"): "read", ("seq", "write"): "write", ("seq", "mixed"): "rw",
           ("rand", "read"): "randread", ("rand", "write"): "randwrite",
           ("rand", "mixed"): "randrw"}
     split = w.op == "mixed" and w.buffered       # readers and writers, each its own job
-    lines = ["[global]", f"filename={dev}", f"bs={w.size_kb}k", f"runtime={seconds:g}",
+    where = [f"directory={directory}", "fallocate=none"] if w.files else [f"filename={dev}"]
+    lines = ["[global]", *where, f"bs={w.size_kb}k", f"runtime={seconds:g}",
              "time_based=1", f"size={region}", "group_reporting=0", "randrepeat=0"]
     if not split:
         lines += [f"direct={int(w.proc_direct(0))}", f"rw={rw[(w.pattern, w.op)]}"]
@@ -216,7 +241,13 @@ def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float) -> str:
         lines.append(f"thinktime={int(w.think_ms * 1000)}")
     last = (size_bytes - region) // mib * mib
     for i, start in enumerate(starts):
-        lines += [f"[p{i}]", f"offset={min(int(start * 1e9) // mib * mib, last)}"]
+        if w.files:
+            # a writer's file goes when its job ends (after its fsync, where it has one), so
+            # the next run writes a new file as this one did
+            lines += [f"[p{i}]", f"filename={file_name(w, i)}"]
+            lines += ["unlink=1"] if w.proc_op(i) == "write" else []
+        else:
+            lines += [f"[p{i}]", f"offset={min(int(start * 1e9) // mib * mib, last)}"]
         if split:
             lines += [f"rw={rw[(w.pattern, w.proc_op(i))]}", f"direct={int(w.proc_direct(i))}"]
             lines += ["end_fsync=1"] if w.proc_buffered(i) else []
@@ -256,11 +287,20 @@ def fio_outcome(report: dict) -> dict[str, float | None]:
 
 
 def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
-            sysfs: BlockSysfs) -> tuple[list[WindowFeatures], dict]:
+            sysfs: BlockSysfs, directory: Path | None = None,
+            file_space: int = 0) -> tuple[list[WindowFeatures], dict]:
+    """One run of `w`; on files (directory: the mounted file system), each process's file
+    `file_space` bytes at most (region_bytes)."""
     dev = f"/dev/{name}"
-    size = sysfs.size_bytes(name) or 0
+    size = file_space if directory is not None else sysfs.size_bytes(name) or 0
+    if directory is not None:
+        laid = calfs.lay_out(directory, laid_out_files(w), region_bytes(size))
+        if laid:
+            print(f"laid out {', '.join(laid)} ({region_bytes(size) / 1e9:.1f} GB each) in "
+                  f"{directory}", file=sys.stderr)
     with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as jf:
-        jf.write(fio_jobfile(w, dev, size, seconds))
+        jf.write(fio_jobfile(w, dev, size, seconds,
+                             str(directory) if directory is not None else None))
     obs = Observer(source, load_thresholds(DEFAULT_THRESHOLDS), [name], sysfs)
     windows: list[WindowFeatures] = []
     stop = threading.Event()
@@ -301,12 +341,17 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
     if found:
         print(f"/dev/{name}: {'; '.join(found)}: destroying it (--destructive)",
               file=sys.stderr)
+    on_files = [w for w in works if w.files]
+    if on_files and len(on_files) != len(works):
+        raise Refused(f"{len(on_files)} workloads on files (-f) and {len(works) - len(on_files)} "
+                      "on the raw device in one calibration: the raw device's writes would "
+                      "destroy the file system; calibrate them apart")
     if not args.destructive:
-        skipped = [w for w in works if w.op != "read"]
-        works = [w for w in works if w.op == "read"]
+        skipped = [w for w in works if w.op != "read" or w.files]
+        works = [w for w in works if w.op == "read" and not w.files]
         if skipped:
-            print(f"without --destructive: read workloads only ({len(skipped)} with writes "
-                  "skipped)", file=sys.stderr)
+            print(f"without --destructive: read workloads on the raw device only "
+                  f"({len(skipped)} with writes or on files skipped)", file=sys.stderr)
     cands = candidates(name, sysfs)
     if args.candidates:
         want = [c.strip() for c in args.candidates.split(",")]
@@ -336,8 +381,14 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
     print(f"candidates on {name}: " + ", ".join(
         f"{p}={s}" + ("[" + ",".join(f"{k}={v}" for k, v in kn.items()) + "]" if kn else "")
         for p, (s, kn) in cands.items()), file=sys.stderr)
+    state_dir = Path(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR)
     try:
-        with DatasetWriter(out) as ds:
+        with DatasetWriter(out) as ds, \
+                (calfs.mounted(f"/dev/{name}", state_dir / f"fs-{name}") if on_files
+                 else nullcontext()) as directory:
+            # a file system holds, at most, every reader's file and one workload's writers'
+            space = calfs.free_bytes(directory) // (2 * max(w.nproc for w in works)) \
+                if directory is not None else 0
             todo = [j for j in jobs if (j[0].id, j[1], j[2]) not in ds.done]
             if todo:
                 # The first run after start-up pays for cold caches and a cold probe
@@ -345,7 +396,7 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
                 # once unrecorded, so that no candidate is judged on it.
                 w, cd, _ = todo[0]
                 q.set(*cands[cd])
-                run_one(name, source, w, seconds, window_s, sysfs)
+                run_one(name, source, w, seconds, window_s, sysfs, directory, space)
                 print(f"warm-up: {w.id} under {cd}, not recorded", file=sys.stderr)
             for w, cd, r in jobs:
                 if (w.id, cd, r) in ds.done:
@@ -353,7 +404,8 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
                     continue
                 sched, knobs = cands[cd]
                 q.set(sched, knobs)
-                windows, res = run_one(name, source, w, seconds, window_s, sysfs)
+                windows, res = run_one(name, source, w, seconds, window_s, sysfs,
+                                       directory, space)
                 ds.write(Row(
                     device=name, workload=w.id, workload_class=w.ioaz_class, candidate=cd,
                     policy=cd, scheduler=sched,

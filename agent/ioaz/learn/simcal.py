@@ -31,7 +31,8 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
     scheduler of the simulator treats a queue by when it started (bfq's stable merging and
     weight raising, which those are there for). The simulator has no page cache: a buffered
     writer runs as its write-back writers do (ioaz_category: asynchronous, 8 in flight), a
-    cached reader as a synchronous reader of its request size (no read-ahead)."""
+    cached reader as a synchronous reader of its request size (no read-ahead). Nor a file
+    system: a workload on files runs on the raw device's layout (file_gb)."""
     procs = []
     for i in range(w.nproc):
         depth = max(w.depth, 8) if w.proc_buffered(i) else w.depth
