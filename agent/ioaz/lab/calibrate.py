@@ -58,7 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                        help="instead of a sample: these workloads, by their dataset id "
                             "(e.g. 4p-seq-read-128k-t0-d1-g1_2), to measure them again or "
                             "with --stagger-ms; suffix -b: writers through the page cache "
-                            "(on a mixed workload: readers beside them), -c: readers too")
+                            "(on a mixed workload: readers beside them), -c: readers too, "
+                            "-f (last): the files on an ext4 file system made on the disk "
+                            "(--destructive)")
     p.add_argument("--stagger-ms", type=float, default=0.0, metavar="MS",
                    help="start each workload's processes MS apart instead of together (a "
                         "new workload id, suffix -sMS): bfq merges the queues of processes "
