@@ -249,3 +249,17 @@ def test_workloads_on_files_run_on_a_file_system_made_on_the_disk(make_loop, tmp
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
     assert names == ["r.0"]          # the reader's file stays, the writer's went after its run
+    # resumed with every run done: the file system is not made again
+    subprocess.run(["mount", f"/dev/{dev}", str(mnt)], check=True)
+    (mnt / "kept").write_text("x")
+    subprocess.run(["umount", str(mnt)], check=True)
+    again = lab("calibrate", "--device", dev, "--destructive", "--probe", "bpf",
+                "--state-dir", str(state), "--ids", "2p-seq-mixed-128k-t0-d1-g1_2-c-b-f",
+                "--candidates", "deadline", "--seconds", "2", "--out", str(ds))
+    assert again.returncode == 0, again.stderr
+    assert "(1 already there)" in again.stderr and "laid out" not in again.stderr
+    subprocess.run(["mount", "-o", "ro", f"/dev/{dev}", str(mnt)], check=True)
+    try:
+        assert (mnt / "kept").read_text() == "x"
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from contextlib import nullcontext
+from contextlib import ExitStack
 from pathlib import Path
 
 from ..actuate import Actuator, Realisation, StateStore, recover
@@ -383,13 +383,16 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
         for p, (s, kn) in cands.items()), file=sys.stderr)
     state_dir = Path(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR)
     try:
-        with DatasetWriter(out) as ds, \
-                (calfs.mounted(f"/dev/{name}", state_dir / f"fs-{name}") if on_files
-                 else nullcontext()) as directory:
+        with DatasetWriter(out) as ds, ExitStack() as stack:
+            todo = [j for j in jobs if (j[0].id, j[1], j[2]) not in ds.done]
+            # the file system is made only when a run is left to make on it (a resumed
+            # calibration that is done leaves the disk as it is)
+            directory = stack.enter_context(
+                calfs.mounted(f"/dev/{name}", state_dir / f"fs-{name}")) \
+                if on_files and todo else None
             # a file system holds, at most, every reader's file and one workload's writers'
             space = calfs.free_bytes(directory) // (2 * max(w.nproc for w in works)) \
                 if directory is not None else 0
-            todo = [j for j in jobs if (j[0].id, j[1], j[2]) not in ds.done]
             if todo:
                 # The first run after start-up pays for cold caches and a cold probe
                 # (docs/testbed.md, "The first kernel calibration", says how much): run it
