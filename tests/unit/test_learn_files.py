@@ -17,7 +17,7 @@ def test_an_id_names_a_workload_on_files_last():
     assert grid.WorkSpec.from_id(w.id) == w
     assert grid.WorkSpec.from_id("2p-seq-read-128k-t0-d1-g1_2-f").files
     assert not grid.WorkSpec.from_id("2p-seq-read-128k-t0-d1-g1_2-c").files
-    with pytest.raises(ValueError, match="not a workload id .* -c, -b and -f"):
+    with pytest.raises(ValueError, match="not a workload id .* -c, -b, -f and -mMIB"):
         grid.WorkSpec.from_id("4p-seq-mixed-128k-t0-d1-g1_2-c-f-b")   # -f comes last
     # where its files lie is the file system's: the cell is the workload's, as on the device
     assert w.cell == grid.WorkSpec(4, "seq", "mixed", 128, buffered=True, cached=True).cell
@@ -48,6 +48,27 @@ def test_fio_puts_each_process_on_its_own_file_and_a_writer_writes_a_new_one():
     raw.read_string(fio_jobfile(grid.WorkSpec(2, "seq", "read", 128), "/dev/sdb",
                                 500 * 10**9, 8.0))
     assert raw["global"]["filename"] == "/dev/sdb" and "offset" in raw["p1"]
+
+
+def test_a_workload_on_small_files_says_their_size_last_and_fio_keeps_to_it():
+    w = grid.WorkSpec(10, "seq", "mixed", 128, buffered=True, cached=True, files=True,
+                      file_mb=256)
+    assert w.id == "10p-seq-mixed-128k-t0-d1-g1_2-c-b-f-m256"
+    assert grid.WorkSpec.from_id(w.id) == w
+    assert w.span_gb == 256 * 2**20 / 1e9
+    c = configparser.ConfigParser()
+    c.read_string(fio_jobfile(w, "/dev/sdb", 200 * 10**9, 8.0, "/run/x/fs-sdb"))
+    # time_based over a 256 MiB file: the processes go round it as S's do
+    assert c["global"]["size"] == str(256 << 20) and c["global"]["time_based"] == "1"
+    # a file system's share smaller than the file asked for still bounds it
+    c.read_string(fio_jobfile(w, "/dev/sdb", 100 << 20, 8.0, "/run/x/fs-sdb"))
+    assert c["global"]["size"] == str(100 << 20)
+    with pytest.raises(ValueError, match="file size 256 MiB: .* on files .* only"):
+        grid.WorkSpec(2, "seq", "read", 128, file_mb=256)
+    with pytest.raises(ValueError, match="file size -1 MiB"):
+        grid.WorkSpec(2, "seq", "read", 128, files=True, file_mb=-1)
+    with pytest.raises(ValueError, match="not a workload id"):
+        grid.WorkSpec.from_id("2p-seq-read-128k-t0-d1-g1_2-m256-f")    # -m comes after -f
 
 
 def test_lay_out_writes_only_the_files_not_there_in_full(tmp_path):

@@ -59,11 +59,20 @@ class WorkSpec:
     # page cache read 9-25 and wrote 10-20: docs/testbed.md, eighty-seventh run). gap_gb
     # does not apply: the file system places the files
     files: bool = False
+    # each process's file in MiB where it is not FILE_GB (0), on files only: a program's
+    # files small against the page cache, read and rewritten over and over through a run
+    # (S's 256 MB files: time_based fio wraps round them) meet the cache and the flusher as
+    # files larger than memory do not (docs/testbed.md, "Files small against the page cache")
+    file_mb: int = 0
 
     def __post_init__(self) -> None:
         for name in ("stagger_ms", "warmup_s"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} {getattr(self, name):g}: expected 0 or more")
+        if self.file_mb < 0 or (self.file_mb and not self.files):
+            raise ValueError(f"file size {self.file_mb} MiB: expected a positive size, and on "
+                             "files (-f) only (the raw device's workloads lie on 1 GB regions "
+                             "gap_gb apart)")
         if self.buffered and self.op == "read":
             raise ValueError(f"buffered {self.op}: only writers go through the page cache "
                              "here (a buffered reader reads the cache, not the disk)")
@@ -101,6 +110,11 @@ class WorkSpec:
         return FIRST_GB + self.gap_gb * i
 
     @property
+    def span_gb(self) -> float:
+        """Each process's file, in GB: file_mb where set, FILE_GB otherwise."""
+        return self.file_mb * (1 << 20) / 1e9 if self.file_mb else FILE_GB
+
+    @property
     def id(self) -> str:
         think = f"{self.think_ms:g}".replace(".", "_")
         gap = f"{self.gap_gb:g}".replace(".", "_")
@@ -108,7 +122,7 @@ class WorkSpec:
         stagger = f"-s{self.stagger_ms:g}".replace(".", "_") if self.stagger_ms else ""
         warm = f"-w{self.warmup_s:g}".replace(".", "_") if self.warmup_s else ""
         cache = ("-c" if self.cached else "") + ("-b" if self.buffered else "") + \
-            ("-f" if self.files else "")
+            ("-f" if self.files else "") + (f"-m{self.file_mb}" if self.file_mb else "")
         return (f"{self.nproc}p-{self.pattern}-{self.op}-{self.size_kb}k-t{think}"
                 f"-d{self.depth}-g{gap}{stagger}{warm}{cache}")
 
@@ -119,12 +133,12 @@ class WorkSpec:
         if not m:
             raise ValueError(f"{wid!r}: not a workload id (expected e.g. "
                              f"{WorkSpec(4, 'seq', 'read', 128).id}, "
-                             "optionally -sMS, -wS, -c, -b and -f)")
+                             "optionally -sMS, -wS, -c, -b, -f and -mMIB)")
         num = lambda g: float((m.group(g) or "0").replace("_", "."))  # noqa: E731
         return cls(int(m.group("n")), m.group("pat"), m.group("op"), int(m.group("size")),
                    num("think"), int(m.group("depth")), num("gap"), num("stagger"),
                    num("warmup"), bool(m.group("buffered")), bool(m.group("cached")),
-                   bool(m.group("files")))
+                   bool(m.group("files")), int(m.group("file_mb") or 0))
 
     @property
     def ioaz_class(self) -> str:
@@ -149,7 +163,7 @@ _NUM = r"\d+(?:_\d+)?"
 _ID = re.compile(rf"(?P<n>[1-9]\d*)p-(?P<pat>seq|rand)-(?P<op>read|write|mixed)-(?P<size>[1-9]\d*)k"
                  rf"-t(?P<think>{_NUM})-d(?P<depth>[1-9]\d*)-g(?P<gap>{_NUM})"
                  rf"(?:-s(?P<stagger>{_NUM}))?(?:-w(?P<warmup>{_NUM}))?(?P<cached>-c)?(?P<buffered>-b)?"
-                 r"(?P<files>-f)?")
+                 r"(?P<files>-f)?(?:-m(?P<file_mb>[1-9]\d*))?")
 
 
 def staggered(w: WorkSpec, ms: float) -> WorkSpec:

@@ -181,10 +181,11 @@ class Candidates:
                                f"originals stay in {self.act.state.path}")
 
 
-def region_bytes(size_bytes: int) -> int:
-    """Each process's file: FILE_GB, whole MiB, no larger than the device."""
+def region_bytes(size_bytes: int, span_gb: float = FILE_GB) -> int:
+    """Each process's file: span_gb (WorkSpec.span_gb), whole MiB, no larger than
+    size_bytes (the device, or a file system's share for each file)."""
     mib = 1 << 20
-    return min(int(FILE_GB * 1e9), size_bytes) // mib * mib
+    return min(round(span_gb * 1e9), size_bytes) // mib * mib
 
 
 def file_name(w: WorkSpec, i: int) -> str:
@@ -202,15 +203,15 @@ def laid_out_files(w: WorkSpec) -> list[str]:
 def fio_jobfile(w: WorkSpec, dev: str, size_bytes: int, seconds: float,
                 directory: str | None = None) -> str:
     """One fio job per process, O_DIRECT (a buffered workload: through the page cache, then
-    fsync; a buffered mix: its writers so, its readers too if cached), each on its own 1 GB file
-    where the workload puts it (WorkSpec.file_gb: gap_gb apart), fitted to the device as the
-    simulator fits the same workload (sim.workloads.fit_layout). A workload on files
-    (WorkSpec.files) has them in `directory`, the file system's mount point, where the file
-    system put them (file_name)."""
+    fsync; a buffered mix: its writers so, its readers too if cached), each on its own file
+    (WorkSpec.span_gb: 1 GB unless the workload says) where the workload puts it
+    (WorkSpec.file_gb: gap_gb apart), fitted to the device as the simulator fits the same
+    workload (sim.workloads.fit_layout). A workload on files (WorkSpec.files) has them in
+    `directory`, the file system's mount point, where the file system put them (file_name)."""
     if w.files and directory is None:
         raise ValueError(f"{w.id}: a workload on files needs the file system's directory")
     mib = 1 << 20
-    region = region_bytes(size_bytes)
+    region = region_bytes(size_bytes, w.span_gb)
     starts = fit_layout([w.file_gb(i) for i in range(w.nproc)], [region / 1e9] * w.nproc,
                         size_bytes / 1e9)
     rw = {("seq", "read"): "read", ("seq", "write"): "write", ("seq", "mixed"): "rw",
@@ -294,9 +295,10 @@ def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
     dev = f"/dev/{name}"
     size = file_space if directory is not None else sysfs.size_bytes(name) or 0
     if directory is not None:
-        laid = calfs.lay_out(directory, laid_out_files(w), region_bytes(size))
+        region = region_bytes(size, w.span_gb)
+        laid = calfs.lay_out(directory, laid_out_files(w), region)
         if laid:
-            print(f"laid out {', '.join(laid)} ({region_bytes(size) / 1e9:.1f} GB each) in "
+            print(f"laid out {', '.join(laid)} ({region / 1e9:.2f} GB each) in "
                   f"{directory}", file=sys.stderr)
     with tempfile.NamedTemporaryFile("w", suffix=".fio", delete=False) as jf:
         jf.write(fio_jobfile(w, dev, size, seconds,

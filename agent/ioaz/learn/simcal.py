@@ -13,7 +13,7 @@ from ..sim.engine import simulate
 from ..sim.schedulers import blk_mq_nr_requests
 from ..sim.workloads import Phase, ProcSpec, Workload
 from .dataset import CLASS_FEATURES, FEATURES, Row
-from .grid import FILE_GB, WorkSpec
+from .grid import WorkSpec
 
 # Every policy of decision_matrices/policies.yaml the simulator implements, and its scheduler
 # there (the papers' fcfs was 2.6's noop, as today's none is). Carroll's strict fifo is left out:
@@ -39,7 +39,7 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
         procs.append(ProcSpec(name=f"{w.id}-{i}", op=w.proc_op(i), read_fraction=0.7,
                               pattern=w.pattern, size_kb=w.size_kb, sync=depth == 1,
                               depth=depth, think_ms=w.think_ms, region_gb=w.file_gb(i),
-                              span_gb=FILE_GB))
+                              span_gb=w.span_gb))
     return Workload(w.id, [Phase(seconds, procs, name=w.id)])
 
 
