@@ -71,6 +71,15 @@ def test_a_workload_on_small_files_says_their_size_last_and_fio_keeps_to_it():
         grid.WorkSpec.from_id("2p-seq-read-128k-t0-d1-g1_2-m256-f")    # -m comes after -f
 
 
+def test_a_ramp_is_refused_where_the_page_cache_would_serve_it():
+    with pytest.raises(ValueError, match="warm-up with cached readers: fio's ramp"):
+        grid.WorkSpec.from_id("10p-seq-mixed-128k-t0-d1-g1_2-w10-c-b-f-m256")
+    with pytest.raises(ValueError, match="stagger with cached readers"):
+        grid.WorkSpec(2, "seq", "read", 128, cached=True, stagger_ms=300)
+    # O_DIRECT processes read and write the disk after the ramp as before it
+    assert grid.WorkSpec.from_id("4p-seq-read-128k-t0-d1-g1_2-s300-w10").warmup_s == 10
+
+
 def test_lay_out_writes_only_the_files_not_there_in_full(tmp_path):
     if subprocess.run(["which", "fio"], capture_output=True).returncode != 0:
         pytest.skip("fio is not installed (make deps installs it)")

@@ -4,8 +4,11 @@ MB/s, their min/max/mean, and latency percentiles from fio's JSON."""
 from __future__ import annotations
 
 import configparser
+import subprocess
+import time
 
 import pytest
+from ioaz.learn import realcal
 from ioaz.learn.grid import WorkSpec, full_grid, quick, sample
 from ioaz.learn.realcal import fio_jobfile, fio_outcome, job_order
 
@@ -118,3 +121,24 @@ def test_a_simulated_calibration_can_run_the_drive_at_the_testbeds_queue_depth()
     # and 0.48 MB/s)
     d1, d32 = one.features["avg_depth"], ncq.features["avg_depth"]
     assert d1 is not None and d32 is not None and d32 < 0.8 * d1, (d1, d32)
+
+
+def test_fio_past_its_time_is_stopped_with_its_jobs_and_said(tmp_path):
+    if subprocess.run(["which", "fio"], capture_output=True).returncode != 0:
+        pytest.skip("fio is not installed (make deps installs it)")
+    job = tmp_path / "long.fio"
+    # two jobs on fio's null engine (no disk), each its own process, running 60 s
+    job.write_text("[global]\nioengine=null\nsize=1m\ntime_based=1\nruntime=60\n"
+                   "[a]\n[b]\n")
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"fio ran w on d past 2 s and was stopped .* not "
+                                           "recorded"):
+        realcal.run_fio(str(job), 2, "w on d")
+    assert time.monotonic() - t0 < 30
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", str(job)], capture_output=True, text=True).stdout
+    assert left == "", f"fio's jobs outlived it: {left}"
+    # in time: fio's exit code and report
+    job.write_text("[global]\nioengine=null\nsize=1m\n[a]\n")
+    rc, out, _ = realcal.run_fio(str(job), 60, "w on d")
+    assert rc == 0 and '"jobs"' in out

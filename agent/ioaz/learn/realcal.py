@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -287,6 +288,30 @@ def fio_outcome(report: dict) -> dict[str, float | None]:
             "p99_latency_s": max(p99) if p99 else None, "requests": ios}
 
 
+def run_fio(jobfile: str, timeout: float, what: str) -> tuple[int, str, str]:
+    """fio on `jobfile`: its exit code, stdout and stderr. Past `timeout` seconds fio is told
+    to stop (SIGINT: it ends its jobs, which would go on using the disk under the next
+    candidate), killed with what is left of its process group a minute later, and
+    RuntimeError says so."""
+    p = subprocess.Popen(["fio", "--output-format=json", jobfile], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        try:
+            p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+        # the usual cause: a buffered writer's closing fsync, which writes what the page
+        # cache held back at the rate of the writer's pattern (random 4 KiB: minutes)
+        raise RuntimeError(f"fio ran {what} past {timeout:g} s and was stopped (a buffered "
+                           "writer's closing fsync of many small random writes takes "
+                           "minutes); this run is not recorded") from None
+    return p.returncode, out, err
+
+
 def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
             sysfs: BlockSysfs, directory: Path | None = None,
             file_space: int = 0) -> tuple[list[WindowFeatures], dict]:
@@ -318,15 +343,14 @@ def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
     th = threading.Thread(target=watch, daemon=True)
     try:
         th.start()
-        p = subprocess.run(["fio", "--output-format=json", jf.name], capture_output=True,
-                           text=True, timeout=(seconds + 2 * ramp_s(w)) * 4 + 60)
+        rc, out, err = run_fio(jf.name, (seconds + 2 * ramp_s(w)) * 4 + 60, f"{w.id} on {dev}")
     finally:
         stop.set()
         th.join()
         os.unlink(jf.name)
-    if p.returncode != 0:
-        raise RuntimeError(f"fio failed on {dev}: {p.stderr.strip()[:300]}")
-    report = json.loads(p.stdout[p.stdout.index("{"):])
+    if rc != 0:
+        raise RuntimeError(f"fio failed on {dev}: {err.strip()[:300]}")
+    report = json.loads(out[out.index("{"):])
     # windows that ended before the measured seconds began are not the workload (fio's
     # report leaves that time out too)
     return windows[int(ramp_s(w) / window_s):], fio_outcome(report)
