@@ -72,7 +72,7 @@ def test_a_workload_on_small_files_says_their_size_last_and_fio_keeps_to_it():
 
 
 def test_a_ramp_is_refused_where_the_page_cache_would_serve_it():
-    with pytest.raises(ValueError, match="warm-up with cached readers: fio's ramp"):
+    with pytest.raises(ValueError, match="warm-up with cached readers: after fio's ramp"):
         grid.WorkSpec.from_id("10p-seq-mixed-128k-t0-d1-g1_2-w10-c-b-f-m256")
     with pytest.raises(ValueError, match="stagger with cached readers"):
         grid.WorkSpec(2, "seq", "read", 128, cached=True, stagger_ms=300)

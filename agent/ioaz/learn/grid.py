@@ -70,12 +70,13 @@ class WorkSpec:
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} {getattr(self, name):g}: expected 0 or more")
         if (self.stagger_ms or self.warmup_s) and self.cached:
-            # both are fio's ramp_time, and fio starts a job over from its file's start when
-            # the ramp ends: a reader through the page cache then reads what the ramp left in
-            # memory, not the disk (docs/testbed.md, "Files small against the page cache")
+            # both are fio's ramp_time; after a 10 s ramp, cached readers beside writers on
+            # small files read faster than the disk delivered (fio 100-110 MB/s where the
+            # probe saw the disk read nothing in most windows): the page cache, not the disk,
+            # was measured (docs/testbed.md, "Files small against the page cache")
             raise ValueError(f"{'stagger' if self.stagger_ms else 'warm-up'} with cached "
-                             "readers: fio's ramp would measure the page cache; run them "
-                             "from the start")
+                             "readers: after fio's ramp the calibration measured the page "
+                             "cache; run them from the start")
         if self.file_mb < 0 or (self.file_mb and not self.files):
             raise ValueError(f"file size {self.file_mb} MiB: expected a positive size, and on "
                              "files (-f) only (the raw device's workloads lie on 1 GB regions "
