@@ -199,6 +199,12 @@ def test_train_can_leave_a_candidate_out_as_derive_does(learned, tmp_path, capsy
     assert lab(["train", str(learned["dataset"]), "--goal", "mean", "--out", str(out),
                 "--exclude", "fifo"]) == 2
     assert "--exclude fifo: no such candidate" in capsys.readouterr().err
+    # a directory that is not there is said before the training, not after it
+    bad = tmp_path / "no-such-dir" / "m.json"
+    for opt, args in (("--out", ["--out", str(bad)]),
+                      ("--report", ["--out", str(out), "--report", str(bad)])):
+        assert lab(["train", str(learned["dataset"]), "--goal", "mean", *args]) == 2
+        assert f"{opt} {bad}: no directory {bad.parent}" in capsys.readouterr().err
 
 
 def test_the_model_trained_on_the_kernel_calibration_loads_beside_its_matrices(tmp_path):

@@ -117,6 +117,12 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab train: {e}", file=sys.stderr)
         return 2
+    # said before the training, not after it: a missing directory would cost its minutes
+    out = Path(args.out or ds.with_name(f"{ds.stem}-{args.goal}.model.json"))
+    for opt, dest in (("--out", out), ("--report", Path(args.report) if args.report else None)):
+        if dest is not None and not dest.parent.is_dir():
+            print(f"ioaz-lab train: {opt} {dest}: no directory {dest.parent}", file=sys.stderr)
+            return 2
     zeroed = 0
     if args.dirty_direct_zero:
         rows, zeroed = with_direct_dirty_zero(rows)
@@ -131,7 +137,6 @@ def run(args: argparse.Namespace) -> int:
                           min_confidence=args.min_confidence,
                           min_margin=args.min_margin).as_dict()
     est, fam, scores = trainer.train_final(rows, args.goal, tie=args.tie)
-    out = Path(args.out or ds.with_name(f"{ds.stem}-{args.goal}.model.json"))
     policy_of = {r.candidate: r.policy for r in rows}
     report = {**ev, "family": fam, "family_scores": scores}
     trained_on = {"dataset": ", ".join(p.name for p in paths), "rows": len(rows),
@@ -148,5 +153,9 @@ def run(args: argparse.Namespace) -> int:
     doc = json.loads(out.read_text())
     print(f"model -> {out} (+ {doc['portable']}, which ioazd runs, and {doc['skops']})")
     if args.report:
-        Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
+        try:
+            Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
+        except OSError as e:
+            print(f"ioaz-lab train: --report {args.report}: {e}", file=sys.stderr)
+            return 1
     return 0
