@@ -110,6 +110,13 @@ fio --name=b --filename=/dev/$D --rw=write --bs=1m --direct=0 --ioengine=psync -
     --time_based --runtime=30 --output=/dev/null & FIO=$!
 wait_for 20 dirtied
 mark dirty_fill "$(dirty_fill)"
+# what tells a miss's side: the kernel's own count for the disk (KiB), whether the writer still
+# runs, and the age, reason and written bytes of the daemon's last window
+mark dirty_kernel "$(awk '/^Bdi(Reclaimable|Writeback|DirtyThresh):/ {printf "%s%s ", $1, $2}' \
+    /sys/kernel/debug/bdi/$(cat /sys/block/$D/dev)/stats 2>&1)"
+mark dirty_writer "$(kill -0 $FIO 2>/dev/null && echo running || echo gone)"
+/usr/bin/ioazctl --json explain $D > "$OUT/dirty_explain.json" 2>&1
+mark dirty_window "$(python3 -c 'import json,sys; e = json.load(open(sys.argv[1])); f = e.get("features") or {}; print(e.get("decision_age_s"), e.get("last_reason"), f.get("write_bytes_per_s"))' "$OUT/dirty_explain.json" 2>&1 | tail -1)"
 fio_stop
 sync
 mark probe_source "$(/usr/bin/ioazctl status --json | python3 -c \
