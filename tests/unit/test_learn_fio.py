@@ -82,10 +82,21 @@ def test_runs_alternate_the_candidates_within_each_workload():
         (a.id, "none", 1), (a.id, "vr", 1), (a.id, "bfq", 1),
         (a.id, "vr", 2), (a.id, "bfq", 2), (a.id, "none", 2)]
     assert {w.id for w, _, _ in jobs[9:]} == {b.id} and len(jobs) == 18
+    # the next workload starts one further on: its first run is not bfq's again
+    assert [c for _, c, _ in jobs[9:12]] == ["none", "vr", "bfq"]
     # every run exactly once; --first-rep keeps the rotation of the repetition's number
     assert len(set((w.id, c, r) for w, c, r in jobs)) == 18
     assert [c for _, c, _ in job_order([a], ["bfq", "none", "vr"], range(1, 2))] == \
         ["none", "vr", "bfq"]
+
+
+def test_the_first_run_after_a_workload_change_falls_on_each_candidate_in_turn():
+    works = [WorkSpec(p, "seq", "read", 128) for p in (1, 2, 4, 8, 16, 32)]
+    cands = ["bfq", "none", "vr"]
+    jobs = job_order(works, cands, range(0, 3))
+    firsts = [c for (w, c, _), prev in zip(jobs, [None] + jobs[:-1], strict=True)
+              if prev is None or prev[0] is not w]
+    assert len(firsts) == 6 and all(firsts.count(c) == 2 for c in cands), firsts
 
 
 def test_the_simulator_lays_out_the_same_files():
