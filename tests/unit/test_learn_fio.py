@@ -153,3 +153,23 @@ def test_fio_past_its_time_is_stopped_with_its_jobs_and_said(tmp_path):
     job.write_text("[global]\nioengine=null\nsize=1m\n[a]\n")
     rc, out, _ = realcal.run_fio(str(job), 60, "w on d")
     assert rc == 0 and '"jobs"' in out
+
+
+def test_every_run_gets_its_candidate_set_anew_from_the_originals(tmp_path):
+    # an elevator kept from the run before carries that run's state into the next (bfq's
+    # queues): the same candidate twice in a row is still put back and set again
+    from fake_sysfs import FakeKernel
+    from ioaz import sysblock as sf
+    from ioaz.actuate.actuator import Actuator
+    from ioaz.actuate.state import StateStore
+
+    k = FakeKernel(tmp_path / "sys")
+    k.add_device("sdb", active="mq-deadline", queue_depth=1, dev="8:16")
+    k.log.clear()
+    q = realcal.Candidates("sdb", Actuator(k, StateStore(tmp_path / "run"), sleep=lambda s: None))
+    q.set("bfq", {"slice_idle": 8})
+    q.set("bfq", {"slice_idle": 8})
+    q.set("kyber", {})
+    q.restore()
+    assert [v for _, key, v in k.log if key == sf.SCHEDULER] == [
+        "bfq", "mq-deadline", "bfq", "mq-deadline", "kyber", "mq-deadline"]
