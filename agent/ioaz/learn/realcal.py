@@ -132,10 +132,9 @@ def job_order(works: list[WorkSpec], cands: list[str],
     repetition and from workload to workload. A disk and a guest drift over minutes
     (docs/testbed.md: two runs of the same configuration a median 7% apart), so each
     candidate is compared with the others close in time; and the first run after the workload
-    changed reads low more often than the others, whichever candidate it is (on the kernel
-    testbed 13 of 45 below 0.9 of the same candidate's other runs, against 46 of 1164; kyber's
-    and scan's when they ran first; decision_matrices/kernel/README.md), so that run falls on
-    each candidate in turn, not always on the first."""
+    changed reads low more often than the others, whichever candidate draws it
+    (decision_matrices/kernel/README.md, "The calibration's order"), so that run falls on each
+    candidate in turn, not always on the first."""
     jobs: list[tuple[WorkSpec, str, int]] = []
     for i, w in enumerate(works):
         for r in reps:
@@ -161,13 +160,11 @@ class Candidates:
 
     Every run starts from the device's originals with its candidate set anew, the same one as
     the run before included: knobs an earlier candidate set never leak into the next one's
-    runs, and no run inherits its elevator from the run before. An elevator keeps state from
-    one workload's processes to the next (bfq its queues and when it last made one): bfq run
-    right after its own run of S's shape read 0.64, 0.72 and 0.98 of its runs set anew after
-    another candidate (kernel testbed, decision_matrices/kernel/README.md; too few to say more).
-    The bench sets its static contenders, and ioazd its idle policy, anew before the
-    workload. (The originals' own scheduler, mq-deadline in the
-    testbed, stays the same instance: the kernel keeps an elevator written again.)
+    runs, and no run inherits its elevator from the run before: an elevator keeps state from
+    one workload's processes to the next (bfq its queues and when it last made one), and the
+    bench sets its static contenders, and ioazd its idle policy, anew before the workload.
+    (The originals' own scheduler, mq-deadline in the testbed, stays the same instance: the
+    kernel keeps an elevator written again.)
     """
 
     def __init__(self, name: str, act: Actuator) -> None:
