@@ -87,6 +87,21 @@ def test_read_cache_hit_and_minimum_prefetch() -> None:
     assert d.cache_hits == 1
 
 
+def test_a_segment_keeps_only_a_streams_newest_data() -> None:
+    # One reader streams 2 MiB through a 1 MiB segment in 64 KiB reads, then reads the
+    # stream's last 64 KiB and its first again: the last is still in the segment, the first
+    # was overwritten and comes from the media (a seek back and a rotation), as on a drive
+    # whose segments are its cache divided, not a cache that holds every stream whole.
+    d = disk(cache_segments=4, segment_kb=1024, min_prefetch_kb=64, max_prefetch_kb=64)
+    t = 0.0
+    for i in range(32):
+        t += d.access(rd(100_000 + i * 128, 128), t)
+    t += 0.01
+    assert d.access(rd(100_000 + 31 * 128, 128), t) == pytest.approx(0.1 * MS + 0.16 * MS)
+    t += 0.01
+    assert d.access(rd(100_000, 128), t) > 5 * MS
+
+
 def test_writes_never_hit_the_cache() -> None:
     d = disk(cache_segments=2, min_prefetch_kb=64)
     d.access(rd(100_000), 0.0)

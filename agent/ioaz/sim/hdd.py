@@ -35,6 +35,7 @@ class HDDParams:
     iface_mb_s: float = 300.0          # host interface, for cache hits
     queue_depth: int = 1               # commands the disk holds and reorders (NCQ/TCQ)
     cache_segments: int = 0            # read cache segments (0: no read cache)
+    segment_kb: float = 1024.0         # what one segment holds: a stream's newest data
     min_prefetch_kb: float = 0.0       # read-ahead after a read miss the disk always finishes
     max_prefetch_kb: float = 0.0       # read-ahead it continues while idle, abortable
 
@@ -102,6 +103,7 @@ class HDD(Device):
         self.min_pf = int(p.min_prefetch_kb * 1024 / SECTOR)
         self.max_pf = max(self.min_pf, int(p.max_prefetch_kb * 1024 / SECTOR))
         self.cache_segments = p.cache_segments
+        self.seg_max = max(1, int(p.segment_kb * 1024 / SECTOR))
         # per-zone tables for the hot path: media rate (sectors/s), sectors per cylinder and
         # first cylinder; the same products the pure functions below compute
         self.zone_sps = [s * rps for s in self.spt]
@@ -215,8 +217,13 @@ class HDD(Device):
             # The head is reading ahead right here: wait for it to reach the end of the request.
             ready = act.t0 + (e - act.end0) / act.sps
             t = self.overhead + max(0.0, ready - now)
-            # The head reads on past this request from the moment it reached its end.
+            # The head reads on past this request from the moment it reached its end. The
+            # segment keeps only its newest segment_kb: a stream read through it overwrites
+            # what it read longer ago (a segment that held the whole stream served every
+            # later pass over it from the cache, at the interface's rate).
             act.end0, act.t0, act.used = e, max(ready, now), now
+            if e - act.start > self.seg_max:
+                act.start = e - self.seg_max
             act.sps = self.sectors_per_s(e)
             self.head_lba = e
             self.cache_hits += 1
