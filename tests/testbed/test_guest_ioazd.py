@@ -83,7 +83,8 @@ def test_ioazd_under_guest_systemd(guest_image: image.Image,  # noqa: F811 (the 
     assert m["role_rule"] == ("QEMU_HARDDISK* /etc/ioaz/matrices/ioaz-table3-mean.yaml"), m
     assert m["started"] == "active" and m["enabled"] == "enabled", m
     assert m["probe_source"] == "bpf", m
-    # a buffered writer's dirty data, read from debugfs by the daemon in systemd's sandbox
+    # a buffered writer's dirty data, read from debugfs by the daemon in systemd's sandbox (the
+    # most it read while the writer ran: its last window, or a switch it made meanwhile)
     assert m["dirty_fill"] not in ("None", "") and float(m["dirty_fill"]) > 0.05, (
         f"dirty_fill {m['dirty_fill']}: the kernel's bdi stats {m.get('dirty_kernel')}, the "
         f"writer {m.get('dirty_writer')}, the last window (age s, reason, written B/s) "
