@@ -284,8 +284,11 @@ def test_simulator_comparison() -> None:
     cmp = bench_sim.compare(real, {"par-read": {"mq-deadline": 20.0, "stream": 20.2}})
     r = cmp["par-read"]
     assert r["real_winner"] == "mq-deadline" and r["sim_winner"] == "stream"
-    assert r["same_winner"]                       # a tie in the simulator
+    assert r["same_winner"]                       # a tie in the simulator ...
+    assert r["sim_blind"]                         # ... that parted nothing the kernel did
     assert r["ratios_within_20pct"] == 1          # mq-deadline agrees, stream does not
+    r = bench_sim.compare(real, {"par-read": {"mq-deadline": 20.0, "stream": 16.0}})["par-read"]
+    assert r["same_winner"] and not r["sim_blind"]
     cmp = bench_sim.compare(real, {"par-read": {"mq-deadline": 10.0, "stream": 30.0}})
     assert not cmp["par-read"]["same_winner"]
     # one scheduler on the kernel: no ranking to agree with, so not counted either way

@@ -78,6 +78,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --model: today's block-layer request limits (queue/nr_requests: "
                         "the drive's queue depth without a scheduler, so fcfs as `none` never "
                         "merges; twice that, at most 256, with one), as on the testbed's kernel")
+    p.add_argument("--tags", type=int, metavar="N",
+                   help="with --blk-mq: the command slots the request limits are sized for "
+                        "(default the drive's queue depth); the testbed's guest sized them for "
+                        "its 32 before its disk's depth was set to 1, so its elevators hold 64")
+    p.add_argument("--sim-scheduler", action="append", default=[], metavar="POLICY=NAME",
+                   help="with --model: run the simulator's scheduler NAME for the candidate "
+                        "POLICY (repeatable), e.g. anticipatory=bfq stream=stream-vr, the "
+                        "stand-ins for what the kernel runs for them (ioaz-lab sim --list)")
     p.add_argument("--candidates", help="comma-separated policies to try (default: all)")
     p.add_argument("--destructive", action="store_true",
                    help="allow writing to the device (its contents are destroyed)")
@@ -173,15 +181,19 @@ def run(args: argparse.Namespace) -> int:
     if not works:
         print("ioaz-lab calibrate: no workload to run", file=sys.stderr)
         return 0
+    if args.model and args.tags is not None and (not args.blk_mq or args.tags < 1):
+        print(f"ioaz-lab calibrate: --tags {args.tags}: it sizes --blk-mq's request limits, so "
+              "it needs --blk-mq and a count of 1 or more", file=sys.stderr)
+        return 2
     if args.model:
         return _run_model(args, works)
     if args.queue_depth is not None:
         print("ioaz-lab calibrate: --queue-depth is for --model; a real device's depth is its "
               "device/queue_depth", file=sys.stderr)
         return 2
-    if args.blk_mq:
-        print("ioaz-lab calibrate: --blk-mq is for --model; a real device has its kernel's "
-              "limits", file=sys.stderr)
+    if args.blk_mq or args.tags is not None or args.sim_scheduler:
+        print("ioaz-lab calibrate: --blk-mq, --tags and --sim-scheduler are for --model; a real "
+              "device has its kernel's limits and schedulers", file=sys.stderr)
         return 2
     from ..learn import realcal
     from ..sysblock import BlockSysfs
@@ -193,6 +205,21 @@ def run(args: argparse.Namespace) -> int:
     except RuntimeError as e:   # fio failed, or the device would not take a candidate
         print(f"ioaz-lab calibrate: {e}", file=sys.stderr)
         return 1
+
+
+def _sim_schedulers(specs: list[str], cands: list[str]) -> dict[str, str] | None:
+    """--sim-scheduler POLICY=NAME ... as {policy: simulator scheduler}; None (said) if bad."""
+    from ..sim.schedulers import SCHEDULERS
+    out: dict[str, str] = {}
+    for spec in specs:
+        pol, sep, name = spec.partition("=")
+        if not sep or pol not in cands or name not in SCHEDULERS:
+            print(f"ioaz-lab calibrate: --sim-scheduler {spec}: expected POLICY=NAME, POLICY one "
+                  f"of the candidates ({', '.join(cands)}), NAME one of the simulator's "
+                  f"schedulers ({', '.join(sorted(SCHEDULERS))})", file=sys.stderr)
+            return None
+        out[pol] = name
+    return out
 
 
 def _run_model(args: argparse.Namespace, works: list[grid.WorkSpec]) -> int:
@@ -219,6 +246,9 @@ def _run_model(args: argparse.Namespace, works: list[grid.WorkSpec]) -> int:
             print(f"ioaz-lab calibrate: unknown candidates {', '.join(bad)} (expected some of "
                   f"{', '.join(simcal.SIM_CANDIDATES)})", file=sys.stderr)
             return 2
+    stand_in = _sim_schedulers(args.sim_scheduler, cands)
+    if stand_in is None:
+        return 2
     seconds = args.seconds or (2.0 if args.quick else 8.0)
     window_s = 0.5 if seconds <= 4 else 1.0
     doc = curve.write(curve.from_model(device, name), str(out) + ".curve.json")
@@ -233,7 +263,8 @@ def _run_model(args: argparse.Namespace, works: list[grid.WorkSpec]) -> int:
                 bar.skip()
                 continue
             row = simcal.run_one(args.model, w, c, seconds, r, window_s,
-                                 queue_depth=args.queue_depth, blk_mq=args.blk_mq)
+                                 queue_depth=args.queue_depth, blk_mq=args.blk_mq,
+                                 tags=args.tags, scheduler=stand_in.get(c))
             row.device = name
             ds.write(row)
             bar.step(f"{w.id} {c}")

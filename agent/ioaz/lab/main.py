@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "sim": ("ioaz.lab.sim_cmd", "simulate a workload on a disk model under I/O schedulers"),
     "calibrate": ("ioaz.lab.calibrate", "measure every candidate policy on a device or model"),
     "derive": ("ioaz.lab.derive", "decision matrices from a calibration dataset"),
+    "compare": ("ioaz.lab.compare", "the simulator against the kernel: two calibrations compared"),
     "train": ("ioaz.lab.train", "train a classifier from features to the best policy"),
     "record": ("ioaz.lab.record", "record a block trace of a real device for replay in sim"),
     "replay": ("ioaz.lab.replay", "what a model names on the windows an ioazd --verbose log holds"),

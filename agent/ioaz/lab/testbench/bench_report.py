@@ -464,12 +464,15 @@ def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None, tags: i
     rep.data["testbed_sim"] = {"queue_depth": queue_depth, "tags": tags, "compare": cmp}
     if not cmp:
         return
-    same = sum(1 for r in cmp.values() if r["same_winner"])
+    same = sum(1 for r in cmp.values() if r["same_winner"] and not r.get("sim_blind"))
+    blind = sum(1 for r in cmp.values() if r.get("sim_blind"))
     within = sum(r["ratios_within_20pct"] for r in cmp.values())
     n = sum(r["n"] for r in cmp.values())
     rep.summary.append(
         f"simulator against kernel: the same winner on {same} of {len(cmp)} workloads "
-        f"(target 80%: {'met' if same >= 0.8 * len(cmp) else 'not met'}); ratios to the "
+        f"(target 80%: {'met' if same >= 0.8 * len(cmp) else 'not met'}"
+        + (f"; {blind} where the simulator saw every scheduler alike and the kernel did not"
+           if blind else "") + f"); ratios to the "
         f"winner within 20% for {within} of {n} scheduler-workload pairs")
     sec = rep.section("The simulator against the kernel")
     sec.text(f"The same workloads on the same model in the simulator (sim/engine.py, drive "
@@ -491,6 +494,7 @@ def write_sim(rep: Report, cmp: dict[str, Any], queue_depth: int | None, tags: i
         for c, (real, sim) in r["ratios"].items():
             rows.append((w, c, real, sim, "yes" if abs(real - sim) <= 0.2 * real else "no"))
         rows.append((w, "winner", r["real_winner"], r["sim_winner"],
+                     "sim blind" if r.get("sim_blind") else
                      "same" if r["same_winner"] else "differs"))
     sec.table(["workload", "scheduler", "kernel x winner", "sim x winner", "within 20%"],
               rows, digits=2)
