@@ -73,3 +73,15 @@ def test_compare_says_what_is_wrong_with_its_input(tmp_path, capsys):
     assert "not an ioaz calibration dataset" in capsys.readouterr().err
     assert lab(["compare", str(tmp_path / "none.csv"), str(tmp_path / "bad.csv")]) == 2
     assert "none.csv" in capsys.readouterr().err
+
+
+def test_the_stream_modules_stand_in_runs_with_the_models_curve(tmp_path):
+    """As calibrate runs the kernel's stream with the curve it measured first, its stand-in
+    runs with the curve of the model, not the preset's default, and the rows say so."""
+    out = tmp_path / "s.csv"
+    _calibrate(out, "--sim-scheduler", "stream=stream-vr", cands="fcfs,stream")
+    curve = json.loads(Path(str(out) + ".curve.json").read_text())["stream_tunables"]
+    (row,) = [r for r in read_rows(out) if r.candidate == "stream"]
+    assert row.scheduler == "stream-vr"
+    assert row.knobs == ",".join(f"{k}={v}" for k, v in curve.items())
+    assert f"svc_min_us={curve['svc_min_us']}" in row.knobs and curve["svc_min_us"] != 100

@@ -254,6 +254,9 @@ def _run_model(args: argparse.Namespace, works: list[grid.WorkSpec]) -> int:
     doc = curve.write(curve.from_model(device, name), str(out) + ".curve.json")
     print(f"service-time curve of {name} (from the model) -> {out}.curve.json; stream "
           f"tunables {doc['stream_tunables']}", file=sys.stderr)
+    # the kernel module's stream runs with the curve calibrate measured on the disk, and so
+    # does its stand-in, with the curve of the model (the preset's is the module's default)
+    curve_of = {c: doc["stream_tunables"] for c, s in stand_in.items() if s == "stream-vr"}
     jobs = [(w, c, r) for w in works for c in cands
             for r in range(args.first_rep, args.first_rep + args.reps)]
     bar = Progress(len(jobs), f"calibrate {name}")
@@ -264,7 +267,8 @@ def _run_model(args: argparse.Namespace, works: list[grid.WorkSpec]) -> int:
                 continue
             row = simcal.run_one(args.model, w, c, seconds, r, window_s,
                                  queue_depth=args.queue_depth, blk_mq=args.blk_mq,
-                                 tags=args.tags, scheduler=stand_in.get(c))
+                                 tags=args.tags, scheduler=stand_in.get(c),
+                                 tunables=curve_of.get(c))
             row.device = name
             ds.write(row)
             bar.step(f"{w.id} {c}")

@@ -64,23 +64,26 @@ def summarize_windows(windows: list[WindowFeatures]) -> dict[str, float | None]:
 def run_one(device_model: str, w: WorkSpec, candidate: str, seconds: float, rep: int,
             window_s: float, device: Device | None = None,
             queue_depth: int | None = None, blk_mq: bool = False,
-            tags: int | None = None, scheduler: str | None = None) -> Row:
+            tags: int | None = None, scheduler: str | None = None,
+            tunables: dict[str, Any] | None = None) -> Row:
     """One simulated run; queue_depth overrides the model's command queue (the testbed
     serves the same model at the guest's NCQ depth, 32); blk_mq holds the queue to today's
     request limits (schedulers.blk_mq_nr_requests), fcfs being `none`, sized for `tags`
     command slots (default the drive's queue depth: the kernel sizes them when the disk
     is probed, and a depth set lower later, as the testbed's 1, leaves them as they were).
     `scheduler` is the simulator's scheduler to run for the candidate policy, in place of
-    SIM_CANDIDATES's (the bench's stand-ins for the kernel's: bfq for anticipatory)."""
+    SIM_CANDIDATES's (the bench's stand-ins for the kernel's: bfq for anticipatory), with
+    `tunables` over its preset ones."""
     sched = scheduler or SIM_CANDIDATES[candidate]
     dev = device or load_device(device_model, **(
         {"queue_depth": queue_depth} if queue_depth else {}))
     res = simulate(dev, sched, sim_workload(w, seconds), seed=1 + rep,
-                   window_s=window_s, device_name="sim0",
+                   window_s=window_s, device_name="sim0", tunables=tunables,
                    nr_requests=blk_mq_nr_requests(tags or dev.queue_depth) if blk_mq else None)
     feats = summarize_windows(res.windows)
     return Row(workload=w.id, workload_class=w.ioaz_class, candidate=candidate,
-               policy=candidate, scheduler=sched, knobs="", rep=rep,
+               policy=candidate, scheduler=sched,
+               knobs=",".join(f"{k}={v}" for k, v in (tunables or {}).items()), rep=rep,
                seconds=res.sim_s, features=feats,
                throughput_mb_s=res.throughput_mb_s, proc_min_mb_s=res.proc_min_mb_s,
                proc_max_mb_s=res.proc_max_mb_s, proc_mean_mb_s=res.proc_mean_mb_s,
