@@ -124,6 +124,25 @@ def test_a_stand_in_takes_the_cells_without_a_clear_winner(tmp_path):
     assert cell.within_noise == ("cfq", "fcfs")
 
 
+def test_a_stand_in_far_behind_a_tie_between_others_does_not_stand_in(tmp_path):
+    """One sequential reader where cfq and fcfs tie and deadline has 40% of them (as bfq and
+    stream tie on 8 readers at depth 1, mq-deadline at 0.28): the cell keeps what the data
+    leaned to, says why the stand-in did not stand in, and lists the tie."""
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = clear_and_tied_rows(cfq=50.3, deadline=20.0)
+    table = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES, stand_in="deadline")
+    s = table["1/sequential/read"]
+    assert (s.policy, s.stood_in_for, s.clear) == ("cfq", None, False)
+    assert s.stand_in_behind == ("deadline", pytest.approx(20.0 / 50.3))
+    assert "deadline, which stands in for a tie it is part of, had 39.8% of the per-workload " \
+        "best here, outside the margin, so it does not" in s.note()
+    assert s.within_noise == ("fcfs",)
+    # a class without workloads still takes the stand-in: nothing says it is behind there
+    assert table["16+/random/write"].policy == "deadline"
+    cell = load_matrix(written(tmp_path, rows, table)).tables["mean"]["1/sequential/read"]
+    assert (cell.policy, cell.source.kind, cell.within_noise) == ("cfq", "judgement", ("fcfs",))
+
+
 def test_a_tie_with_a_worse_p99_is_named_in_the_cell_but_not_kept(tmp_path):
     """One sequential reader, three candidates within a hair on the goal: cfq with 2.5x
     deadline's p99 is not within the noise (ioazd would keep it), sstf with 1.05x is."""

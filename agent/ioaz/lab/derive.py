@@ -40,9 +40,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a winner needs this many share points over the runner-up (0.02 = 2)")
     p.add_argument("--thresholds", help="class thresholds YAML (default: ioaz's)")
     p.add_argument("--unclear-policy", metavar="POLICY",
-                   help="what a cell without a clear winner names (e.g. deadline, the kernel's "
-                        "default for disks: ioazd then leaves such a disk alone); default: the "
-                        "policy its data leaned to")
+                   help="what a cell without a clear winner names when that policy is part "
+                        "of the tie, within the margin of the best, or the cell has no "
+                        "workload (e.g. deadline, the kernel's default for disks: ioazd then "
+                        "leaves such a disk alone); otherwise, and by default, the policy the "
+                        "data leaned to")
     p.add_argument("--exclude", default="", metavar="POLICY[,POLICY]",
                    help="candidates no cell may name, their runs left out (e.g. fifo, a "
                         "measurement baseline that never merges: a buffered writer, which the "

@@ -61,9 +61,18 @@ class CellResult:
     within_noise: tuple[str, ...] = ()
     # within the margin, but their p99 this many times the cell's policy's: not kept
     p99_over: tuple[tuple[str, float], ...] = ()
+    # a tie the stand-in was not part of: (the stand-in, its mean share), so it did not stand in
+    stand_in_behind: tuple[str, float] | None = None
 
     def note(self) -> str:
-        return self._note() + self._p99_note()
+        return self._note() + self._behind_note() + self._p99_note()
+
+    def _behind_note(self) -> str:
+        if self.stand_in_behind is None:
+            return ""
+        name, share = self.stand_in_behind
+        return (f"; {name}, which stands in for a tie it is part of, had {100 * share:.1f}% of "
+                f"the per-workload best here, outside the margin, so it does not")
 
     def _p99_note(self) -> str:
         if not self.p99_over:
@@ -134,11 +143,12 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
                  axes: tuple[str, ...] = AXES, stand_in: str | None = None,
                  p99_slack: float | None = 0.10) -> dict[str, CellResult]:
     """The matrix's cells. With `stand_in`, a cell without a clear winner (or without any
-    workload) names that policy instead of the one its data leaned to: ioazd then leaves a
-    disk alone where the calibration could not tell the candidates apart (with the kernel's
-    default as the stand-in), rather than pay a switch for noise. `p99_slack` (None: off)
-    takes out of a cell's ties the policies whose p99 was that much worse than its policy's;
-    the latency goal needs none, its margin being p99 already."""
+    workload) names that policy instead of the one its data leaned to, when the stand-in was
+    within the margin of the best: ioazd then leaves a disk alone where the calibration could
+    not tell the candidates apart (with the kernel's default as the stand-in), rather than pay
+    a switch for noise; a tie between others keeps the policy the data leaned to.
+    `p99_slack` (None: off) takes out of a cell's ties the policies whose p99 was that much
+    worse than its policy's; the latency goal needs none, its margin being p99 already."""
     outs = outcomes(rows)
     classes = workload_classes(rows, t, axes)
     by_cell: dict[str, list[str]] = collections.defaultdict(list)
@@ -150,6 +160,7 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
     table = {}
     # cell -> its candidates best first, and those within the margin
     near_of: dict[str, tuple[list[str], list[str]]] = {}
+    share_of: dict[str, dict[str, float]] = {}     # cell -> policy -> its best mean share
     for key in all_cell_keys(axes):
         ws = by_cell.get(key, [])
         if not ws:
@@ -162,13 +173,21 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         runs = sum(len(o.rows) for w in ws for o in outs[w].values())
         near = [c for c, s in ranked if s > share - min_margin]
         near_of[key] = ([c for c, _ in ranked], near)
+        share_of[key] = {policy_of[c]: s for c, s in reversed(ranked)}
         table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
                                 policy_of.get(runner) if runner else None, len(ws), runs,
                                 within_noise=tuple(dict.fromkeys(policy_of[c] for c in near)))
     if stand_in is not None:
         for key, c in table.items():
-            if not c.clear and c.policy != stand_in:
+            if c.clear or c.policy == stand_in:
+                continue
+            # a tie between others, the stand-in far behind both, is no reason to name it
+            # (8 sequential readers at depth 1: bfq and stream within 2 points, mq-deadline
+            # at 0.28 of them)
+            if c.empty or stand_in in c.within_noise:
                 table[key] = replace(c, policy=stand_in, stood_in_for=c.policy)
+            elif stand_in in share_of[key]:
+                table[key] = replace(c, stand_in_behind=(stand_in, share_of[key][stand_in]))
     for key, c in table.items():
         ties = tuple(p for p in c.within_noise if p != c.policy)
         over: dict[str, float] = {}
