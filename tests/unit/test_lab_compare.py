@@ -85,3 +85,21 @@ def test_the_stream_modules_stand_in_runs_with_the_models_curve(tmp_path):
     assert row.scheduler == "stream-vr"
     assert row.knobs == ",".join(f"{k}={v}" for k, v in curve.items())
     assert f"svc_min_us={curve['svc_min_us']}" in row.knobs and curve["svc_min_us"] != 100
+
+
+def test_a_slow_turn_around_ends_a_writers_hold_on_deadline(tmp_path, capsys):
+    """16 writers 8 deep under deadline: with a host's 20 us from completion to the next
+    request, a writer's next requests are queued before deadline picks again and it keeps
+    the disk (the kernel's mq-deadline in the TCG guest went round the writers at 3.2 MB/s);
+    with the guest's measured turn-around, the simulator's deadline goes round them too."""
+    def mb_s(out: Path, *extra: str) -> float:
+        assert lab(["calibrate", "--model", "wd500", "--queue-depth", "1", "--blk-mq",
+                    "--tags", "32", "--ids", "16p-seq-write-4k-t0-d8-g40", "--seconds", "2",
+                    "--reps", "1", "--candidates", "deadline", "--out", str(out), *extra]) == 0
+        (row,) = read_rows(out)
+        return row.throughput_mb_s
+    host, guest = mb_s(tmp_path / "h.csv"), mb_s(tmp_path / "g.csv", "--host-us", "200")
+    assert guest < 0.2 * host
+    assert lab(["calibrate", "--model", "wd500", "--host-us", "-1", "--out",
+                str(tmp_path / "x.csv")]) == 2
+    assert "--host-us -1: expected 0..1000000" in capsys.readouterr().err

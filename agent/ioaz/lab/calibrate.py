@@ -86,6 +86,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --model: run the simulator's scheduler NAME for the candidate "
                         "POLICY (repeatable), e.g. anticipatory=bfq stream=stream-vr, the "
                         "stand-ins for what the kernel runs for them (ioaz-lab sim --list)")
+    p.add_argument("--host-us", type=float, metavar="US",
+                   help="with --model: each process's time from a completion to its next "
+                        "request (default 20, a host's system call and wake-up); the testbed's "
+                        "guest under TCG takes 100-900 (docs/reports/sim-path-2026-11-27)")
     p.add_argument("--candidates", help="comma-separated policies to try (default: all)")
     p.add_argument("--destructive", action="store_true",
                    help="allow writing to the device (its contents are destroyed)")
@@ -181,6 +185,10 @@ def run(args: argparse.Namespace) -> int:
     if not works:
         print("ioaz-lab calibrate: no workload to run", file=sys.stderr)
         return 0
+    if args.model and args.host_us is not None and not 0 <= args.host_us <= 1e6:
+        print(f"ioaz-lab calibrate: --host-us {args.host_us:g}: expected 0..1000000",
+              file=sys.stderr)
+        return 2
     if args.model and args.tags is not None and (not args.blk_mq or args.tags < 1):
         print(f"ioaz-lab calibrate: --tags {args.tags}: it sizes --blk-mq's request limits, so "
               "it needs --blk-mq and a count of 1 or more", file=sys.stderr)
@@ -191,9 +199,10 @@ def run(args: argparse.Namespace) -> int:
         print("ioaz-lab calibrate: --queue-depth is for --model; a real device's depth is its "
               "device/queue_depth", file=sys.stderr)
         return 2
-    if args.blk_mq or args.tags is not None or args.sim_scheduler:
-        print("ioaz-lab calibrate: --blk-mq, --tags and --sim-scheduler are for --model; a real "
-              "device has its kernel's limits and schedulers", file=sys.stderr)
+    if args.blk_mq or args.tags is not None or args.sim_scheduler or args.host_us is not None:
+        print("ioaz-lab calibrate: --blk-mq, --tags, --sim-scheduler and --host-us are for "
+              "--model; a real device has its kernel's limits, schedulers and processes",
+              file=sys.stderr)
         return 2
     from ..learn import realcal
     from ..sysblock import BlockSysfs
@@ -268,7 +277,7 @@ def _run_model(args: argparse.Namespace, works: list[grid.WorkSpec]) -> int:
             row = simcal.run_one(args.model, w, c, seconds, r, window_s,
                                  queue_depth=args.queue_depth, blk_mq=args.blk_mq,
                                  tags=args.tags, scheduler=stand_in.get(c),
-                                 tunables=curve_of.get(c))
+                                 tunables=curve_of.get(c), host_us=args.host_us)
             row.device = name
             ds.write(row)
             bar.step(f"{w.id} {c}")

@@ -3,6 +3,7 @@ policy, features from the simulator's windows (the probe's meaning), results per
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 from typing import Any
 
 from ..classify.classes import Thresholds
@@ -25,14 +26,15 @@ SIM_CANDIDATES: dict[str, str] = {
 }
 
 
-def sim_workload(w: WorkSpec, seconds: float) -> Workload:
+def sim_workload(w: WorkSpec, seconds: float, host_us: float | None = None) -> Workload:
     """The workload's processes, all started at once and measured from the start: a
     staggered or warmed-up workload (stagger_ms, warmup_s) runs as if neither, because no
     scheduler of the simulator treats a queue by when it started (bfq's stable merging and
     weight raising, which those are there for). The simulator has no page cache: a buffered
     writer runs as its write-back writers do (ioaz_category: asynchronous, 8 in flight), a
     cached reader as a synchronous reader of its request size (no read-ahead). Nor a file
-    system: a workload on files runs on the raw device's layout (file_gb)."""
+    system: a workload on files runs on the raw device's layout (file_gb). `host_us` is each
+    process's time from a completion to its next request (ProcSpec's default when None)."""
     procs = []
     for i in range(w.nproc):
         depth = max(w.depth, 8) if w.proc_buffered(i) else w.depth
@@ -40,6 +42,8 @@ def sim_workload(w: WorkSpec, seconds: float) -> Workload:
                               pattern=w.pattern, size_kb=w.size_kb, sync=depth == 1,
                               depth=depth, think_ms=w.think_ms, region_gb=w.file_gb(i),
                               span_gb=w.span_gb))
+        if host_us is not None:
+            procs[-1] = replace(procs[-1], host_us=host_us)
     return Workload(w.id, [Phase(seconds, procs, name=w.id)])
 
 
@@ -65,7 +69,7 @@ def run_one(device_model: str, w: WorkSpec, candidate: str, seconds: float, rep:
             window_s: float, device: Device | None = None,
             queue_depth: int | None = None, blk_mq: bool = False,
             tags: int | None = None, scheduler: str | None = None,
-            tunables: dict[str, Any] | None = None) -> Row:
+            tunables: dict[str, Any] | None = None, host_us: float | None = None) -> Row:
     """One simulated run; queue_depth overrides the model's command queue (the testbed
     serves the same model at the guest's NCQ depth, 32); blk_mq holds the queue to today's
     request limits (schedulers.blk_mq_nr_requests), fcfs being `none`, sized for `tags`
@@ -73,11 +77,11 @@ def run_one(device_model: str, w: WorkSpec, candidate: str, seconds: float, rep:
     is probed, and a depth set lower later, as the testbed's 1, leaves them as they were).
     `scheduler` is the simulator's scheduler to run for the candidate policy, in place of
     SIM_CANDIDATES's (the bench's stand-ins for the kernel's: bfq for anticipatory), with
-    `tunables` over its preset ones."""
+    `tunables` over its preset ones; `host_us` as sim_workload's."""
     sched = scheduler or SIM_CANDIDATES[candidate]
     dev = device or load_device(device_model, **(
         {"queue_depth": queue_depth} if queue_depth else {}))
-    res = simulate(dev, sched, sim_workload(w, seconds), seed=1 + rep,
+    res = simulate(dev, sched, sim_workload(w, seconds, host_us), seed=1 + rep,
                    window_s=window_s, device_name="sim0", tunables=tunables,
                    nr_requests=blk_mq_nr_requests(tags or dev.queue_depth) if blk_mq else None)
     feats = summarize_windows(res.windows)
