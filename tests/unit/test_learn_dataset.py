@@ -143,6 +143,23 @@ def test_a_stand_in_far_behind_a_tie_between_others_does_not_stand_in(tmp_path):
     assert (cell.policy, cell.source.kind, cell.within_noise) == ("cfq", "judgement", ("fcfs",))
 
 
+def test_a_small_lead_over_the_stand_in_at_a_much_worse_p99_leaves_it_standing(tmp_path):
+    """cfq and fcfs tie, deadline 4.8% behind them (outside the margin) but with a 2.5x better
+    p99 than cfq's: a gain under the p99 slack does not pay for a p99 over it, so deadline
+    stands in (8 random readers at depth 1: bfq 1.027x mq-deadline at 10.6x its p99). With
+    the slack off, the lead is named."""
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = [replace(r, p99_latency_s=0.020 if r.candidate == "deadline" else 0.050)
+            if r.workload == "s1" else r for r in clear_and_tied_rows(cfq=50.3, deadline=48.0)]
+    table = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES, stand_in="deadline")
+    s = table["1/sequential/read"]
+    assert (s.policy, s.stood_in_for, s.stand_in_behind) == ("deadline", "cfq", None)
+    assert s.stand_in_p99 == (pytest.approx(50.3 / 48.0 - 1), pytest.approx(2.5))
+    assert "it moved 4.8% more than deadline at 2.50x its p99" in s.note()
+    off = derive_table(rows, "mean", t, 0.02, IOAZ_AXES, "deadline", p99_slack=None)
+    assert off["1/sequential/read"].policy == "cfq"
+
+
 def test_a_tie_with_a_worse_p99_is_named_in_the_cell_but_not_kept(tmp_path):
     """One sequential reader, three candidates within a hair on the goal: cfq with 2.5x
     deadline's p99 is not within the noise (ioazd would keep it), sstf with 1.05x is."""

@@ -63,6 +63,8 @@ class CellResult:
     p99_over: tuple[tuple[str, float], ...] = ()
     # a tie the stand-in was not part of: (the stand-in, its mean share), so it did not stand in
     stand_in_behind: tuple[str, float] | None = None
+    # it stood in all the same: (the lead's gain over it, the lead's p99 as a multiple of its)
+    stand_in_p99: tuple[float, float] | None = None
 
     def note(self) -> str:
         return self._note() + self._behind_note() + self._p99_note()
@@ -87,6 +89,12 @@ class CellResult:
                 return (f"no calibration workload fell in this class: {self.policy} stands in, "
                         f"as asked for such cells (the nearest data leaned to "
                         f"{self.stood_in_for})")
+            if self.stand_in_p99 is not None:
+                gain, p99 = self.stand_in_p99
+                return (f"no clear winner: {self.policy} stands in, as asked for such cells "
+                        f"({self.stood_in_for} was ahead {self._lead()}; it moved "
+                        f"{100 * gain:.1f}% more than {self.policy} at {p99:.2f}x its p99, "
+                        f"a gain under the p99 slack at a p99 over it)")
             return (f"no clear winner: {self.policy} stands in, as asked for such cells "
                     f"({self.stood_in_for} was ahead {self._lead()})")
         if self.empty and self.fallback_from:
@@ -183,11 +191,25 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
                 continue
             # a tie between others, the stand-in far behind both, is no reason to name it
             # (8 sequential readers at depth 1: bfq and stream within 2 points, mq-deadline
-            # at 0.28 of them)
-            if c.empty or stand_in in c.within_noise:
+            # at 0.28 of them); but a lead over it smaller than the p99 slack, bought with a
+            # p99 worse by more than the slack, is no reason to leave it either (8 random
+            # readers: bfq 1.027x mq-deadline's rate at 10.6x its p99)
+            if c.empty or stand_in in c.within_noise or stand_in not in share_of[key]:
                 table[key] = replace(c, policy=stand_in, stood_in_for=c.policy)
-            elif stand_in in share_of[key]:
-                table[key] = replace(c, stand_in_behind=(stand_in, share_of[key][stand_in]))
+                continue
+            behind = share_of[key][stand_in]
+            ranked_cands = near_of[key][0]
+            lead, ref = (next((x for x in ranked_cands if policy_of[x] == p), None)
+                         for p in (c.policy, stand_in))
+            p99 = (p99_ratio(outs, by_cell[key], lead, ref)
+                   if lead is not None and ref is not None else None)
+            if (p99_slack is not None and goal != "latency" and p99 is not None
+                    and c.share is not None and behind > 0
+                    and c.share / behind - 1 < p99_slack and p99 > 1 + p99_slack):
+                table[key] = replace(c, policy=stand_in, stood_in_for=c.policy,
+                                     stand_in_p99=(c.share / behind - 1, p99))
+            else:
+                table[key] = replace(c, stand_in_behind=(stand_in, behind))
     for key, c in table.items():
         ties = tuple(p for p in c.within_noise if p != c.policy)
         over: dict[str, float] = {}
