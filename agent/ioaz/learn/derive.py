@@ -154,7 +154,8 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
     workload) names that policy instead of the one its data leaned to, when the stand-in was
     within the margin of the best: ioazd then leaves a disk alone where the calibration could
     not tell the candidates apart (with the kernel's default as the stand-in), rather than pay
-    a switch for noise; a tie between others keeps the policy the data leaned to.
+    a switch for noise; a tie between others keeps the policy the data leaned to, unless its
+    lead over the stand-in is under `p99_slack` at a p99 worse by more than it.
     `p99_slack` (None: off) takes out of a cell's ties the policies whose p99 was that much
     worse than its policy's; the latency goal needs none, its margin being p99 already."""
     outs = outcomes(rows)
@@ -198,9 +199,7 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
                 table[key] = replace(c, policy=stand_in, stood_in_for=c.policy)
                 continue
             behind = share_of[key][stand_in]
-            ranked_cands = near_of[key][0]
-            lead, ref = (next((x for x in ranked_cands if policy_of[x] == p), None)
-                         for p in (c.policy, stand_in))
+            lead, ref = (_first_of(near_of[key][0], policy_of, p) for p in (c.policy, stand_in))
             p99 = (p99_ratio(outs, by_cell[key], lead, ref)
                    if lead is not None and ref is not None else None)
             if (p99_slack is not None and goal != "latency" and p99 is not None
@@ -215,7 +214,7 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         over: dict[str, float] = {}
         if ties and p99_slack is not None and goal != "latency":
             ranked_cands, near = near_of[key]
-            ref = next((x for x in ranked_cands if policy_of[x] == c.policy), None)
+            ref = _first_of(ranked_cands, policy_of, c.policy)
             # each tied policy by its best candidate within the margin
             firsts = {policy_of[x]: x for x in reversed(near) if policy_of[x] in ties}
             for policy, cand in firsts.items():
@@ -225,6 +224,11 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         table[key] = replace(c, within_noise=tuple(p for p in ties if p not in over),
                              p99_over=tuple((p, over[p]) for p in ties if p in over))
     return table
+
+
+def _first_of(ranked: list[str], policy_of: dict[str, str], policy: str) -> str | None:
+    """The best-ranked candidate that realises `policy`."""
+    return next((x for x in ranked if policy_of[x] == policy), None)
 
 
 def p99_ratio(outs: dict[str, dict[str, Outcome]], ws: list[str], cand: str,

@@ -3,7 +3,6 @@ policy, features from the simulator's windows (the probe's meaning), results per
 from __future__ import annotations
 
 import statistics
-from dataclasses import replace
 from typing import Any
 
 from ..classify.classes import Thresholds
@@ -35,15 +34,14 @@ def sim_workload(w: WorkSpec, seconds: float, host_us: float | None = None) -> W
     cached reader as a synchronous reader of its request size (no read-ahead). Nor a file
     system: a workload on files runs on the raw device's layout (file_gb). `host_us` is each
     process's time from a completion to its next request (ProcSpec's default when None)."""
+    extra: dict[str, Any] = {} if host_us is None else {"host_us": host_us}
     procs = []
     for i in range(w.nproc):
         depth = max(w.depth, 8) if w.proc_buffered(i) else w.depth
         procs.append(ProcSpec(name=f"{w.id}-{i}", op=w.proc_op(i), read_fraction=0.7,
                               pattern=w.pattern, size_kb=w.size_kb, sync=depth == 1,
                               depth=depth, think_ms=w.think_ms, region_gb=w.file_gb(i),
-                              span_gb=w.span_gb))
-        if host_us is not None:
-            procs[-1] = replace(procs[-1], host_us=host_us)
+                              span_gb=w.span_gb, **extra))
     return Workload(w.id, [Phase(seconds, procs, name=w.id)])
 
 
