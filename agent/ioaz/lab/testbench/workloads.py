@@ -41,7 +41,9 @@ class Workload:
 
 
 # The simulator's phases mix (sim/workloads.py phases_mix): par-read, 16 random readers, one
-# write-back sequential writer, 4 sequential readers; each process in its own 1 GB region.
+# sequential writer, 4 sequential readers; each process in its own 1 GB region. Every group runs
+# O_DIRECT (RAW_FIO): the simulator's asynchronous writer is libaio 8 deep here, not the page
+# cache's write-back.
 # Each group's jobs first run `date` (exec_prerun; fio writes its output to NAME.prerun.txt in
 # its working directory): fio starts a stonewalled group only once the last one's jobs have
 # exited, so the phases drift from PHASE s apart, and the report's switch lags (lag.py) need
@@ -97,7 +99,8 @@ WORKLOADS: tuple[Workload, ...] = (
     Workload("phases", "mixed", "fio",
              _RUN_MIX,
              "the simulator's phases mix on the raw disk, PHASE s each: par-read, 16 random "
-             "4 KiB readers, one 128 KiB write-back writer, 4 sequential 128 KiB readers",
+             "4 KiB readers, one 128 KiB writer 8 deep (libaio), 4 sequential 128 KiB readers, all "
+             "O_DIRECT",
              disk="raw", phases=MIX_PHASES),
     Workload("par-read", "seq", "fio",
              f"{RAW_FIO} --name=par-read --rw=read --bs=4k --ioengine=psync --numjobs=4 "
