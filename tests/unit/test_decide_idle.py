@@ -267,3 +267,46 @@ def test_the_processes_that_kept_it_accumulate_the_latest_first_up_to_a_bound() 
     last = {1000 + PID_WINDOWS + 100 - k for k in range(1, PID_WINDOWS + 1)}
     assert set(state.kept_by[:PID_WINDOWS]) == last   # the latest first
     assert 1000 not in state.kept_by
+
+
+def _with_pids(stream: list[tuple[str | None, tuple[int, ...]]], config: DecideConfig,
+               state: DeviceState) -> list[Decision]:
+    """One (class, processes) per window; None: an idle window."""
+    out = []
+    for i, (cls, pids) in enumerate(stream):
+        f = feats(cls, iops=0.0) if cls is None else \
+            replace(feats(cls), process_bios={p: 10 for p in pids})
+        d = step(f, state, config, PROVIDER, 1000.0 + i, CTX.policies)
+        out.append(d)
+        state = d.state
+    return out
+
+
+def test_a_new_workload_s_first_busy_window_is_not_judged() -> None:
+    """The window a workload starts in holds its programs starting (S's ten readers opening
+    their files read as random): the first choice comes from the next window."""
+    new = (201, 202, 203)
+    ds = _with_pids([(None, ())] * 31 + [(RND8, new), (SEQ1, new), (SEQ1, new)], CFG, found())
+    assert ds[30].reason == "idle_policy"
+    assert ds[31].reason == "starting" and not ds[31].switch
+    assert "programs starting" in ds[31].text
+    assert ds[32].switch and ds[32].policy == "fcfs"
+    assert [d for d in ds if d.switch and d.policy == "anticipatory"] == [ds[30]]
+
+
+def test_a_lull_in_the_same_workload_is_judged_at_once() -> None:
+    """A quiet window within one workload (its processes drove the device before it) is no
+    start: the window after it counts, as every window does without process ids."""
+    cfg = replace(CFG, hysteresis_windows=2, min_dwell_s=0)
+    same = (301, 302)
+    ds = _with_pids([(SEQ1, same), (SEQ1, same), (None, ()), (RND8, same), (RND8, same)],
+                    cfg, found())
+    assert ds[0].switch and ds[0].policy == "fcfs"        # first choice from the found one
+    assert ds[3].reason == "hysteresis" and ds[4].switch and ds[4].policy == "anticipatory"
+
+
+def test_skip_start_window_false_judges_the_start() -> None:
+    new = (401,)
+    ds = _with_pids([(None, ())] * 31 + [(SEQ1, new)],
+                    replace(CFG, skip_start_window=False), found())
+    assert ds[31].switch and ds[31].policy == "fcfs"

@@ -50,6 +50,11 @@ class DecideConfig:
     first_choice_windows: int = 1
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0
+    # The first window with enough requests after a quiet spell holds the programs starting
+    # (files opened, catalogs read) more than their workload, as the window after a switch
+    # holds the switch: not evidence. Costs every first choice after a quiet spell one window
+    # (docs/testbed.md, ninety-sixth run: 3 of 28 first choices were taken on such a window).
+    skip_start_window: bool = True
     max_switches_per_hour: int = 12
     # After A -> B -> A (or A -> B -> C -> A), a switch to B again waits until this long
     # after the return: a verdict that reads features the scheduler itself shapes can want B
@@ -159,6 +164,7 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         first_choice_windows=d.get("first_choice_windows", defaults.first_choice_windows),
         min_dwell_s=float(d.get("min_dwell_s", defaults.min_dwell_s)),
         cooldown_s=float(d.get("cooldown_s", defaults.cooldown_s)),
+        skip_start_window=bool(d.get("skip_start_window", defaults.skip_start_window)),
         max_switches_per_hour=d.get("max_switches_per_hour", defaults.max_switches_per_hour),
         return_hold_s=float(d.get("return_hold_s", defaults.return_hold_s)),
         flip_flop_stay_s=float(d.get("flip_flop_stay_s", defaults.flip_flop_stay_s)),

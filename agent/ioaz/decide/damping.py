@@ -245,12 +245,18 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                        f"{config.idle_iops:g}): nothing to judge", state, calm=quiet)
         return out("hold", Reason.TOO_FEW_REQUESTS,
                    f"{n} requests < {config.min_requests}: too few to judge", state, calm=quiet)
+    # a workload starting: the first busy window after a quiet spell, driven by none of the
+    # processes that drove the device before it (a lull in the same workload is judged; so is
+    # every window when the source does not say who submits)
+    pids = active_pids(features)
+    starting = config.skip_start_window and state.quiet_since is not None and bool(pids) \
+        and not set(pids) & set(state.workload_pids())
     state = replace(state, quiet_since=None, window_pids=(
-        state.window_pids + (active_pids(features),))[-PID_WINDOWS:])
+        state.window_pids + (pids,))[-PID_WINDOWS:])
     if state.trial is not None:
         # who drives the device does not depend on the scheduler, so even a cooldown
         # window tells that a trial is measuring another workload: stop it at once
-        moved = other_processes(state.trial, active_pids(features))
+        moved = other_processes(state.trial, pids)
         if moved:
             return _trial_abandon(state, moved, now, out, policies)
     if state.last_switch is not None and not state.idle_set \
@@ -258,6 +264,10 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", Reason.COOLDOWN,
                    f"{now - state.last_switch:.2f} s after a switch (< {config.cooldown_s:g} s):"
                    " this window measures the switch, not the workload", state)
+    if starting and state.trial is None:
+        return out("hold", Reason.STARTING,
+                   "the first busy window after a quiet spell: it holds the programs "
+                   "starting, not their workload", state)
 
     if state.trial is not None:
         return _trial_window(features, state, config, goal, now, out, policies)

@@ -15,6 +15,7 @@ class Reason(enum.StrEnum):
     IDLE = "idle"
     TOO_FEW_REQUESTS = "too_few_requests"
     COOLDOWN = "cooldown"
+    STARTING = "starting"
     NO_VERDICT = "no_verdict"
     HYSTERESIS = "hysteresis"
     DWELL = "dwell"
@@ -40,6 +41,8 @@ DESCRIPTION: dict[Reason, str] = {
     Reason.IDLE: "the disk was idle this window: nothing to judge",
     Reason.TOO_FEW_REQUESTS: "too few requests this window to be evidence",
     Reason.COOLDOWN: "a window right after a switch measures the switch, not the workload",
+    Reason.STARTING: "the first busy window after a quiet spell holds the programs starting "
+                     "(files opened, catalogs read), not their workload (skip_start_window)",
     Reason.NO_VERDICT: "neither matrix nor model had an answer for this window",
     Reason.HYSTERESIS: "waiting for the same verdict in enough consecutive windows "
                        "(hysteresis_windows; first_choice_windows leaving the scheduler "
