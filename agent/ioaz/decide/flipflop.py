@@ -2,15 +2,23 @@
 cycle (damping.py holds the switch when it would)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .trial import mostly_new
 
-if TYPE_CHECKING:
-    from .damping import DeviceState
+
+class Switched(Protocol):
+    """What this module reads of damping's DeviceState (which imports this module)."""
+
+    @property
+    def policy(self) -> str | None: ...
+    @property
+    def history(self) -> tuple[tuple[float, str | None, str, tuple[int, ...]], ...]: ...
+    @property
+    def cycle(self) -> tuple[str, ...]: ...
 
 
-def cycle(state: DeviceState, wanted: str, now: float, hold_s: float,
+def cycle(state: Switched, wanted: str, now: float, hold_s: float,
           stay_s: float, pids: tuple[int, ...] = ()) -> tuple[list[str], float, float] | None:
     """A verdict cycle: the switches went A -> B -> A, or A -> B -> C -> A, with B (and C)
     left within stay_s, `wanted` is B again, and the return to A is less than hold_s ago.
