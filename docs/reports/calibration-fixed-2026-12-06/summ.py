@@ -29,9 +29,9 @@ for w in sorted(new, key=lambda w: ("-rand-" in w, w)):
     sh = shares({c: o for c, o in per.items() if c != "fifo"}, "mean")
     win = max(sh, key=lambda c: sh[c])
     second = max((c for c in sh if c != win), key=lambda c: sh[c])
-    osh = shares({c: o for c, o in old.get(w, {}).items() if c != "fifo"}, "mean")
+    osh = shares({c: o for c, o in old[w].items() if c != "fifo"}, "mean") if w in old else {}
     owin = max(osh, key=lambda c: osh[c]) if osh else "-"
-    moved += owin != win
+    moved += owin not in ("-", win)
     cells = " | ".join(f"**{mb[c]:.1f}**" if c == win else f"{mb[c]:.1f}" for c in cands)
     print(f"| {w} | {cells} | {win} (+{(1 - sh[second]) * 100:.1f} over {second}) | "
           f"{owin} ({sh.get(owin, 0):.2f}) |")
