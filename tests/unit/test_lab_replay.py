@@ -46,7 +46,7 @@ def test_replay_counts_what_the_model_names_on_the_classified_windows(tmp_path, 
     assert out["named"] == expect and 0 < out["median_top_score"] <= 1
     assert lab(["replay", str(log), "--model", str(MODEL), "--device", "sdb"]) == 0
     text = capsys.readouterr().out
-    kind = "share of best" if model.output == "share" else "probability"   # the shipped model's kind
+    kind = "share of best" if model.output == "share" else "probability"   # as shipped
     assert f"1 windows; {model.name} names {want_b} 1; median top {kind}" in text
 
 
