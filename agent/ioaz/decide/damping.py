@@ -291,7 +291,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     if kept is None and state.policy is not None and state.policy in verdict.within_noise:
         return out("hold", Reason.WITHIN_NOISE,
                    f"{verdict.text}; {state.policy} in force is within the noise of {wanted} "
-                   "in this cell's calibration: kept",
+                   "(this cell's calibration, or the unsure model's margin): kept",
                    replace(state, candidate=None, streak=0, trials=live, idle_set=False),
                    verdict, calm=True)
     tied = _found_realises(state, verdict.within_noise, policies) if kept is None else ()

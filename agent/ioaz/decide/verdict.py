@@ -29,7 +29,8 @@ class Verdict:
     rule: str | None = None       # which matrix rule chose the matrix
     runner_up: str | None = None  # the cell's second policy, and the winner's lead over it
     margin_points: float | None = None  # (points of share of the per-workload best)
-    within_noise: tuple[str, ...] = ()  # policies the cell's calibration could not tell apart
+    within_noise: tuple[str, ...] = ()  # not told apart from policy: by the cell's calibration,
+    #                                     or by an unsure share model (model/verdicts.py)
     # policies as good on the goal in this cell but with a worse p99 (matrix.Cell.p99_over)
     p99_over: tuple[str, ...] = ()
     # the policies that won the matrix's measured cells, other than this cell's, for trials

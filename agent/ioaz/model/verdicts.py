@@ -22,6 +22,8 @@ A model's choice that the cell's calibration measured as no better on the goal a
 worse p99 (the cell's `p99_over`) gives way to the cell's policy: the model, trained on
 throughput labels, cannot see the tail (on sysbench rndrw it chose sstf, whose p99 in that
 cell was 1.6x mq-deadline's at the same throughput).
+An unsure share model's verdict is the matrix's, but the policies the model ranks within its
+margin of its top stay in force beside the cell's ties (`model_ties`).
 """
 from __future__ import annotations
 
@@ -89,10 +91,28 @@ class ModelVerdicts:
                 f"model {m.name}: {_top(cands, m.output)} -> {policy}", model=m.path,
                 confidence=conf, candidates=tuple(cands[:TOP]), **matrix_cell(policy, v))
         dissent = policy if v.policy is not None and policy != v.policy else None
-        mv = ModelVerdict(**{**v.as_dict(), "leaning": dissent}, model=m.path,
-                          confidence=conf, candidates=tuple(cands[:TOP]))
+        ties = model_ties(cands, m.output, self.gate.min_margin, v)
+        mv = ModelVerdict(**{**v.as_dict(), "leaning": dissent, "within_noise": ties},
+                          model=m.path, confidence=conf, candidates=tuple(cands[:TOP]))
         return replace(mv, text=f"model {m.name} unsure ({_top(cands, m.output)}; "
                                 f"{self.gate.describe(m.output)}), matrix: {v.text}")
+
+
+def model_ties(cands: list[tuple[str, float]], output: str, min_margin: float,
+               v: Verdict) -> tuple[str, ...]:
+    """The policies an unsure verdict leaves in force: the cell's ties, and for a share model
+    the policies within its margin of its top, unless the cell measured them with a worse p99
+    (`p99_over`, which the model cannot see). A share model unsure between two policies has
+    not said the disk should change from one to the other; without this the coarser matrix
+    would decide for it, and on the testbed it moved S's buffered readers from bfq, in force
+    and ranked 0.92 against stream's 0.93, to the stream its cell names (0.60 of bfq;
+    docs/testbed.md, ninety-eighth run). A classifier's probabilities say how likely a policy
+    is the best, not how near it comes, so its ties are the cell's alone."""
+    own: tuple[str, ...] = ()
+    if output == "share" and cands:
+        top = cands[0][1]
+        own = tuple(p for p, x in cands if top - x < min_margin and p not in v.p99_over)
+    return tuple(p for p in dict.fromkeys((*v.within_noise, *own)) if p != v.policy)
 
 
 def matrix_cell(policy: str, v: Verdict) -> dict[str, Any]:
