@@ -81,6 +81,25 @@ def diskstats(path, **disks):
     path.write_text("\n".join(lines) + "\n")
 
 
+class Seconds:
+    """sda's /proc/diskstats one second at a time, read by a Pulse on the same clock."""
+
+    def __init__(self, path):
+        self.path, self.t, self.st = path, [0.0], [0, 0, 0, 0]
+        self.pulse = Pulse(str(path), clock=lambda: self.t[0])
+
+    def __call__(self, reads, writes, kib_each):
+        """One second of `reads` and `writes` of kib_each KiB: what the pulse says then."""
+        st = self.st
+        st[0] += reads
+        st[1] += writes
+        st[2] += reads * kib_each * 2
+        st[3] += writes * kib_each * 2
+        self.t[0] += 1.0
+        diskstats(self.path, sda=tuple(st))
+        return self.pulse.moved(["sda"])
+
+
 def test_the_pulse_reads_only_the_managed_disks(tmp_path):
     f = tmp_path / "diskstats"
     diskstats(f, sda=(100, 50, 800, 400), sdb=(1, 2, 3, 4))
@@ -91,20 +110,9 @@ def test_the_pulse_reads_only_the_managed_disks(tmp_path):
 def test_the_pulse_wakes_on_a_new_pace_and_not_on_a_steady_one(tmp_path):
     """Against the calm windows' rates: one second off them is a swing, two in a row the same
     way a new workload."""
-    f = tmp_path / "diskstats"
-    t = [0.0]
-    pulse = Pulse(str(f), clock=lambda: t[0])
-    state = [0, 0, 0, 0]
+    second = Seconds(tmp_path / "diskstats")
+    pulse = second.pulse
     pulse.calm_window({"sda": (100.0, 1.0, 100 * 128 * 1024.0)})  # 100 reads of 128 KiB a s
-
-    def second(reads, writes, kib_each):
-        state[0] += reads
-        state[1] += writes
-        state[2] += reads * kib_each * 2
-        state[3] += writes * kib_each * 2
-        t[0] += 1.0
-        diskstats(f, sda=tuple(state))
-        return pulse.moved(["sda"])
 
     assert second(0, 0, 4) is None            # the first reading: nothing to compare
     assert second(100, 0, 128) is None
@@ -156,6 +164,37 @@ def test_a_swing_the_calm_windows_saw_does_not_wake_the_rest_again(tmp_path):
     assert second(1000) is None
     assert second(1000) == ("sda: requests a second 1000 against 251 in the calm windows "
                             "in two readings")
+
+
+def test_the_calm_windows_of_another_workload_are_no_reference(tmp_path):
+    """The phases mix (ninety-ninth run): sixteen random 4 KiB readers, then one writer of
+    128 KiB, both calm under their policies. Their windows together span every pace the next
+    phase's four sequential readers show, so against both the readers never woke the rest;
+    once the writer's class has held two windows, the writer's windows alone are the
+    reference, and the readers' pace wakes the rest in two readings. One window of
+    another class is a flicker: the envelope stays."""
+    second = Seconds(tmp_path / "diskstats")
+    pulse = second.pulse
+    mib = 1024 * 1024.0
+
+    rand, write = "16+/random/read/shallow", "1/sequential/write/deep"
+    for _ in range(3):
+        pulse.calm_window({"sda": (118.0, 1.0, 0.5 * mib)}, {"sda": rand})
+    pulse.calm_window({"sda": (116.0, 0.37, 38.6 * mib)}, {"sda": "1/sequential/write/shallow"})
+    pulse.calm_window({"sda": (151.0, 0.0, 79.1 * mib)}, {"sda": write})
+    # one window of the writer's class: a flicker so far, the random readers' pace still
+    # known, and the sequential readers' within what every calm window spans
+    assert second(0, 0, 128) is None
+    assert [second(118, 0, 4) for _ in range(3)] == [None] * 3
+    assert [second(190, 0, 128) for _ in range(3)] == [None] * 3
+    pulse.forget()
+    pulse.calm_window({"sda": (154.0, 0.0, 81.5 * mib)}, {"sda": write})   # two: the writer's
+    pulse.calm_window({"sda": (152.0, 0.0, 80.5 * mib)}, {"sda": write})
+    assert second(0, 152, 512) is None
+    assert second(0, 155, 512) is None
+    assert second(190, 0, 128) is None          # four sequential readers under mq-deadline
+    assert second(190, 0, 128) == ("sda: bytes a second 2.49e+07 against 8.294e+07 in the "
+                                   "calm windows in two readings")
 
 
 def test_a_workload_that_starts_in_a_rest_is_seen_against_the_calm_windows(tmp_path):

@@ -251,7 +251,7 @@ class Daemon:
             if not self.rest.resting:
                 self.pulse.forget()
             if self.rest.calm:
-                self.pulse.calm_window(self._rates())
+                self.pulse.calm_window(self._rates(), self._classes())
             else:
                 self.pulse.unsettled()
             self.last_window_s = time.process_time() - t0
@@ -267,6 +267,12 @@ class Daemon:
         return {r.name: (r.features.iops, r.features.read_ratio or 0.0,
                          r.features.read_bytes_per_s + r.features.write_bytes_per_s)
                 for r in self.devices.values() if r.features is not None}
+
+    def _classes(self) -> dict[str, str | None]:
+        """The last window's class of each device, as the pulse tells workloads apart."""
+        return {r.name: r.features.workload_class.key()
+                if r.features is not None and r.features.workload_class is not None else None
+                for r in self.devices.values()}
 
     def _drop(self, name: str) -> None:
         self.devices.pop(name, None)

@@ -19,8 +19,12 @@ when two readings in a row put a disk's requests or bytes a second outside what 
 windows showed (every calm window since the last that was not) by more than PULSE_FACTOR the
 same way, or its share of reads by more than PULSE_SHARE. A pace the decision has already seen
 while it stayed calm is not news: a workload that swings (S's readers under bfq dip for two
-seconds) wakes the rest once, and the windows after that wake hold the swing. A change the
-pulse does not see waits for the next rest window.
+seconds) wakes the rest once, and the windows after that wake hold the swing. But the calm
+windows of another workload are no reference: when a disk's class changes and the new one
+holds for PULSE_NEW_CLASS calm windows in a row, its rates start afresh from those windows
+(a mix whose random readers, then writer, were both calm spanned every pace the next phase's
+readers could show, and the rest slept through them: docs/testbed.md, "Ninety-ninth run").
+A change the pulse does not see waits for the next rest window.
 """
 from __future__ import annotations
 
@@ -49,6 +53,10 @@ AFTER_PULSE = 3
 PULSE_FACTOR = 2.0
 PULSE_SHARE = 0.3
 PULSE_MIN_OPS = 10.0
+# Calm windows in a row of a class other than the one a disk's rates describe before they
+# describe it instead: two, as the pulse wants two readings; one window of another class is
+# a flicker of the same workload (S's ten readers read as 8 and as 16+ processes).
+PULSE_NEW_CLASS = 2
 
 
 class Rest:
@@ -120,6 +128,7 @@ class Reading:
 
 
 Rate = tuple[float, float, float]   # requests a second, share of reads, bytes a second
+Key = str | None                     # a window's class (WorkloadClass.key()), None: none
 
 
 @dataclass(frozen=True)
@@ -161,16 +170,34 @@ class Pulse:
         self.last: dict[str, Reading] = {}
         self.off: dict[str, str] = {}      # how the disk's last reading was off its windows
         self.seen: dict[str, Envelope] = {}   # each disk's calm windows' rates
+        self.seen_class: dict[str, Key] = {}  # ... and the class they were of
+        # calm windows in a row of another class, and their rates: the disk's next envelope
+        self.other: dict[str, tuple[Key, int, Envelope]] = {}
 
-    def calm_window(self, rates: dict[str, Rate]) -> None:
-        """A window in which every disk was calm, with each disk's rates."""
+    def calm_window(self, rates: dict[str, Rate], classes: dict[str, Key] | None = None) -> None:
+        """A window in which every disk was calm, with each disk's rates (and class: None, or
+        a disk left out, is a window with none)."""
         for name, rate in rates.items():
+            key = (classes or {}).get(name)
             was = self.seen.get(name)
-            self.seen[name] = was.widen(rate) if was else Envelope.of(rate)
+            if was is None:
+                self.seen[name], self.seen_class[name] = Envelope.of(rate), key
+                continue
+            self.seen[name] = was.widen(rate)
+            if key == self.seen_class.get(name):
+                self.other.pop(name, None)
+                continue
+            o = self.other.get(name)
+            n, env = (o[1] + 1, o[2].widen(rate)) if o and o[0] == key else (1, Envelope.of(rate))
+            if n >= PULSE_NEW_CLASS:    # another workload: its own windows are the reference
+                self.seen[name], self.seen_class[name] = env, key
+                self.other.pop(name, None)
+            else:
+                self.other[name] = (key, n, env)
 
     def unsettled(self) -> None:
         """A window that was not calm: what the windows before it showed is no reference."""
-        self.seen = {}
+        self.seen, self.seen_class, self.other = {}, {}, {}
 
     def forget(self) -> None:
         """Out of the rest: the next rest takes its own readings."""
