@@ -120,6 +120,12 @@ def test_the_simulator_lays_out_the_same_files():
     # no page cache in the simulator: a buffered writer is its write-back writer, 8 in flight
     wb = sim_workload(WorkSpec(2, "seq", "write", 1024, buffered=True), 1.0).phases[0].procs
     assert all((p.sync, p.depth, p.op) == (False, 8, "write") for p in wb)
+    # the elevator sees the write-back as asynchronous, an O_DIRECT writer 8 deep (libaio:
+    # REQ_SYNC) as synchronous, as the kernel's op_is_sync() does: bfq queues it per process
+    aio = sim_workload(WorkSpec(2, "seq", "write", 4, depth=8), 1.0).phases[0].procs
+    assert [(make_process(i, s, sim, 1).sync, s.depth) for i, s in enumerate(aio)] == \
+        [(True, 8)] * 2
+    assert [make_process(i, s, sim, 1).sync for i, s in enumerate(wb)] == [False] * 2
 
 
 def test_a_simulated_calibration_can_run_the_drive_at_the_testbeds_queue_depth():

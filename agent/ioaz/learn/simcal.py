@@ -33,14 +33,17 @@ def sim_workload(w: WorkSpec, seconds: float, host_us: float | None = None) -> W
     writer runs as its write-back writers do (ioaz_category: asynchronous, 8 in flight), a
     cached reader as a synchronous reader of its request size (no read-ahead). Nor a file
     system: a workload on files runs on the raw device's layout (file_gb). `host_us` is each
-    process's time from a completion to its next request (ProcSpec's default when None)."""
+    process's time from a completion to its next request (ProcSpec's default when None).
+    The kernel's runs are O_DIRECT but for buffered processes, so the elevators see their
+    requests as synchronous at any depth (ProcSpec.direct)."""
     extra: dict[str, Any] = {} if host_us is None else {"host_us": host_us}
     procs = []
     for i in range(w.nproc):
         depth = max(w.depth, 8) if w.proc_buffered(i) else w.depth
         procs.append(ProcSpec(name=f"{w.id}-{i}", op=w.proc_op(i), read_fraction=0.7,
                               pattern=w.pattern, size_kb=w.size_kb, sync=depth == 1,
-                              depth=depth, think_ms=w.think_ms, region_gb=w.file_gb(i),
+                              direct=not w.proc_buffered(i), depth=depth,
+                              think_ms=w.think_ms, region_gb=w.file_gb(i),
                               span_gb=w.span_gb, **extra))
     return Workload(w.id, [Phase(seconds, procs, name=w.id)])
 

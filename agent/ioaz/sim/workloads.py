@@ -28,6 +28,10 @@ class ProcSpec:
     size_kb: float = 4.0
     sync: bool = True            # True: one request at a time
     depth: int = 1               # requests kept in flight when not sync
+    # O_DIRECT: the elevators see every request as synchronous however many are in flight,
+    # as the kernel's op_is_sync() sees a libaio writer's REQ_SYNC (bfq and cfq give it its
+    # own queue, not the shared asynchronous one); False: only one-at-a-time requests are
+    direct: bool = False
     think_ms: float = 0.0
     host_us: float = 20.0        # completion-to-next-submit cost of the host (syscall, wakeup)
     region_gb: float = 0.0       # where the process's file starts
@@ -156,7 +160,7 @@ class Process(SimProcess):
             type(self.rng), "_randbelow", None) is getattr(
             random.Random, "_randbelow_with_getrandbits", False) else None)
         self.read_fraction = spec.read_fraction
-        self.sync = spec.sync
+        self.sync = spec.sync or spec.direct
 
     def start(self, now: float) -> None:
         self.start_t = now
