@@ -202,3 +202,56 @@ def test_a_model_verdict_without_a_matrix_cell_carries_nothing_to_try(tmp_path: 
     f = replace(feats("8", 2.0), workload_class=None)
     v = prov.verdict(f, HDD, "throughput")
     assert v.policy == "sstf" and v.cell is None and v.second_opinion is None
+
+
+def from_policy(prov: ModelVerdicts, policy: str, n: int = 4,
+                config: DecideConfig = CFG) -> list[Decision]:
+    """n windows of cell 8 with `policy` in force, put there by ioaz long before (so neither
+    the first choice's quick rule nor the dwell applies), the full hysteresis of 3."""
+    config = replace(config, hysteresis_windows=3, trial_margin_points=0)
+    state = replace(initial_state(HDD), policy=policy, since=0.0, last_switch=0.0)
+    out = []
+    for i in range(n):
+        d = step(feats("8", 2.0), state, config, prov, 1000.0 + i)
+        out.append(d)
+        state = d.state
+    return out
+
+
+def test_a_sure_model_that_puts_the_policy_in_force_far_behind_switches_in_two_windows(
+        tmp_path: Path) -> None:
+    """The phases mix's four sequential readers under deadline (docs/testbed.md,
+    hundred-and-second run): the model sure of stream, deadline at 0.29 of the best, the
+    matrix naming stream too. Each window hysteresis waits then loses most of a window."""
+    prov = provider(tmp_path, {"cfq": 1.0, "stream": 0.6, "deadline": 0.3}, output="share")
+    v = prov.verdict(feats("8", 2.0), HDD, "throughput")
+    assert v.policy == "cfq" and v.second_opinion is None
+    assert dict(v.shares) == {"cfq": 1.0, "stream": 0.6, "deadline": 0.3}
+    ds = from_policy(prov, "deadline")
+    assert [ds.index(d) for d in ds if d.switch] == [1] and ds[1].policy == "cfq"
+    assert "seen 1 of 2 windows (deadline in force: 0.30 of the best by the model)" in ds[0].text
+    assert "deadline in force at 0.30 of the best by the model: 2 windows decide" in ds[1].text
+    # stream in force, at 0.6 of the best, is not that far behind: the full hysteresis
+    ds = from_policy(prov, "stream")
+    assert [ds.index(d) for d in ds if d.switch] == [2] and "seen 2 of 3" in ds[1].text
+    # decisive_share 0 turns the rule off
+    ds = from_policy(prov, "deadline", config=replace(CFG, decisive_share=0.0))
+    assert [ds.index(d) for d in ds if d.switch] == [2]
+
+
+def test_no_quick_switch_when_the_matrix_disagrees_or_the_model_is_not_a_share_model(
+        tmp_path: Path) -> None:
+    # the model sure of sstf where cell 8 names cfq: a near tie by the two deciders
+    prov = provider(tmp_path, {"sstf": 1.0, "cfq": 0.7, "deadline": 0.3}, output="share")
+    v = prov.verdict(feats("8", 2.0), HDD, "throughput")
+    assert v.policy == "sstf" and v.second_opinion == "cfq"
+    ds = from_policy(prov, "deadline")
+    assert [ds.index(d) for d in ds if d.switch] == [2]
+    # a classifier's probabilities say nothing of how far behind the policy in force is
+    clf = provider(tmp_path, {"cfq": 0.9, "deadline": 0.05, "stream": 0.05})
+    assert clf.verdict(feats("8", 2.0), HDD, "throughput").shares == ()
+    ds = from_policy(clf, "deadline")
+    assert [ds.index(d) for d in ds if d.switch] == [2]
+    # nor does an unsure share model, whose verdict is the matrix's
+    unsure = provider(tmp_path, {"stream": 0.5, "sstf": 0.48, "deadline": 0.1}, output="share")
+    assert unsure.verdict(feats("8", 2.0), HDD, "throughput").shares == ()

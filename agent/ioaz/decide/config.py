@@ -48,6 +48,14 @@ class DecideConfig:
     # verdict's second_opinion, or an unsure model's leaning), the first choice waits
     # hysteresis_windows too.
     first_choice_windows: int = 1
+    # ... and decisive_windows when a sure model puts the scheduler in force under
+    # decisive_share of the best and the matrix agrees on the window: each window waited then
+    # costs over half a window, while two windows of a class that plain are seldom a passing
+    # one (the flip-flop guard and dwell still apply). On the testbed's phases mix, the
+    # four sequential readers read a third of the best under deadline for the third window
+    # hysteresis waited (docs/testbed.md, hundred-and-second run).
+    decisive_windows: int = 2
+    decisive_share: float = 0.5
     min_dwell_s: float = 5.0
     cooldown_s: float = 2.0
     # The first window with enough requests after a quiet spell holds the programs starting
@@ -162,6 +170,8 @@ def config_from_doc(doc: Doc, path: DocPath = ("decide",),
         policies_file=rel(d.get("policies"), defaults.policies_file),
         hysteresis_windows=d.get("hysteresis_windows", defaults.hysteresis_windows),
         first_choice_windows=d.get("first_choice_windows", defaults.first_choice_windows),
+        decisive_windows=d.get("decisive_windows", defaults.decisive_windows),
+        decisive_share=float(d.get("decisive_share", defaults.decisive_share)),
         min_dwell_s=float(d.get("min_dwell_s", defaults.min_dwell_s)),
         cooldown_s=float(d.get("cooldown_s", defaults.cooldown_s)),
         skip_start_window=bool(d.get("skip_start_window", defaults.skip_start_window)),

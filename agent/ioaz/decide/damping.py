@@ -312,13 +312,17 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     # window of it is no better evidence than a passing one, so the first choice waits for
     # the full hysteresis then, whichever of the two decided (an unsure model's leaning).
     quick = found and verdict.second_opinion is None and verdict.leaning is None
+    lag = decisive(verdict, state.policy, config)
     needed = min(config.first_choice_windows, config.hysteresis_windows) if quick \
+        else min(config.decisive_windows, config.hysteresis_windows) if lag is not None \
         else config.hysteresis_windows
     if streak < needed:
         first = "" if not found else " (first choice)" if quick else \
             f" (first choice; the matrix says {verdict.second_opinion})" \
             if verdict.second_opinion is not None else \
             f" (first choice; the model, unsure, leans to {verdict.leaning})"
+        if lag is not None and not quick:
+            first += f" ({state.policy} in force: {lag:.2f} of the best by the model)"
         return out("hold", Reason.HYSTERESIS,
                    f"{verdict.text}; seen {streak} of {needed} windows{first}", state2, verdict)
     held = leaving_held(state, wanted, active_pids(features), PID_WINDOWS)
@@ -346,9 +350,22 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
         return out("hold", Reason.UNAVAILABLE, f"{verdict.text}; {res.reason}", state2,
                    verdict, res)
     text = verdict.text + (f"; {res.reason}" if res is not None and res.fell_back else "")
+    if lag is not None and not quick and streak < config.hysteresis_windows:
+        text += (f"; {state.policy} in force at {lag:.2f} of the best by the model: "
+                 f"{streak} windows decide")
     return out("switch", _by(verdict), text,
                _switched(state, wanted, now, auto=True, pids=state.workload_pids()),
                verdict, res)
+
+
+def decisive(verdict: Verdict, in_force: str | None, config: DecideConfig) -> float | None:
+    """The share of the best a sure share model gives the scheduler in force, when it is
+    under decisive_share and the matrix names the model's policy too (a second opinion is a
+    near tie, as for first choices); None otherwise."""
+    if in_force is None or verdict.second_opinion is not None or verdict.leaning is not None:
+        return None
+    share = dict(verdict.shares).get(in_force)
+    return share if share is not None and share < config.decisive_share else None
 
 
 def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig, goal: str,

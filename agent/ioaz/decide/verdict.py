@@ -42,6 +42,10 @@ class Verdict:
     # a model's top candidate when it was unsure and the matrix decided, where the two differ:
     # a dissent too weak to decide and still against the matrix, so no quick first choice
     leaning: str | None = None
+    # a sure share model's predicted share of the best for each policy (model/verdicts.py):
+    # how much the scheduler in force is expected to lose, which decides how many windows
+    # confirm a switch (damping.py, decisive_share)
+    shares: tuple[tuple[str, float], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

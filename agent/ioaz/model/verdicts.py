@@ -89,7 +89,8 @@ class ModelVerdicts:
             return ModelVerdict(
                 policy, f"model:{m.name}", goal,
                 f"model {m.name}: {_top(cands, m.output)} -> {policy}", model=m.path,
-                confidence=conf, candidates=tuple(cands[:TOP]), **matrix_cell(policy, v))
+                confidence=conf, candidates=tuple(cands[:TOP]),
+                shares=tuple(cands) if m.output == "share" else (), **matrix_cell(policy, v))
         dissent = policy if v.policy is not None and policy != v.policy else None
         ties = model_ties(cands, m.output, self.gate.min_margin, v)
         mv = ModelVerdict(**{**v.as_dict(), "leaning": dissent, "within_noise": ties},
