@@ -1,7 +1,7 @@
 """Each workload's figure per round, per contender, and ioazd's ratio to the best static in
 that round (the report gives means and intervals only):
 
-    PYTHONPATH=../../../agent python3 rounds.py
+    cd REPORT && PYTHONPATH=../../../agent python3 ../testbed-qd1-all-2026-12-06/rounds.py
 """
 import json
 from pathlib import Path
@@ -14,7 +14,10 @@ lines = [json.loads(x) for x in open("guest/runs.jsonl")]
 table: dict = {}
 for line in lines:
     w = by_name[line["workload"]]
-    disk = "sda" if w.disk == "raw" else "sdb"
+    # the workload's disk: the one that moved (raw and file-system disks swap between boots)
+    moved = {d: sum(line["stat_after"][d][i] - line["stat_before"][d][i] for i in (2, 6))
+             for d in line["stat_after"]}
+    disk = max(moved, key=moved.get)
     m = measure.run(Path("guest/raw"), line, w.parser, disk, stonewalled=bool(w.phases))
     fig = m.disk_mb_s if w.figure == "disk" else m.mb_s
     table.setdefault(line["workload"], {}).setdefault(line["contender"], {})[line["round"]] = fig
