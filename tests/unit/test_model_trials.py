@@ -239,6 +239,37 @@ def test_a_sure_model_that_puts_the_policy_in_force_far_behind_switches_in_two_w
     assert [ds.index(d) for d in ds if d.switch] == [2]
 
 
+def test_a_decisive_lead_in_a_new_workloads_first_window_switches_at_once(
+        tmp_path: Path) -> None:
+    """The phases mix's four readers after its writer (docs/testbed.md, hundred-and-fifth
+    run): bfq, chosen for the writer, at 0.47 of stream by a sure model in the readers' first
+    window. The scheduler in force was chosen for the cell before, not for this workload, so
+    the window decides as the first choice's does; in the workload's own cell the same lead
+    waits decisive_windows."""
+    prov = provider(tmp_path, {"cfq": 1.0, "stream": 0.6, "deadline": 0.3}, output="share")
+    cell4, cell8 = (prov.verdict(feats(p, 2.0), HDD, "throughput").cell for p in ("4", "8"))
+    assert cell4 == "4" and cell8 == "8"
+    config = replace(CFG, hysteresis_windows=3, trial_margin_points=0)
+    after4 = replace(initial_state(HDD), policy="deadline", since=0.0, last_switch=0.0,
+                     last_cell=cell4)
+    d = step(feats("8", 2.0), after4, config, prov, 1000.0)
+    assert d.switch and d.policy == "cfq" and d.reason == "model"
+    assert ("deadline in force at 0.30 of the best by the model, the workload new (the "
+            "window before was 4): its first window decides") in d.text
+    assert d.state.last_cell == "8"
+    # the same lead after a window of cell 8 itself: the second window decides
+    ds = [step(feats("8", 2.0), replace(after4, last_cell=cell8), config, prov, 1000.0)]
+    ds.append(step(feats("8", 2.0), ds[0].state, config, prov, 1001.0))
+    assert [d.switch for d in ds] == [False, True] and "seen 1 of 2" in ds[0].text
+    # a lead that is not decisive (stream at 0.6) waits the full hysteresis in a new cell too
+    d = step(feats("8", 2.0), replace(after4, policy="stream"), config, prov, 1000.0)
+    assert d.action == "hold" and d.reason == "hysteresis" and "seen 1 of 3" in d.text
+    # the dwell, flip-flop guard and budget still apply: only the count of windows is shorter
+    d = step(feats("8", 2.0), replace(after4, since=999.5), replace(config, min_dwell_s=5),
+             prov, 1000.0)
+    assert d.action == "hold" and d.reason == "dwell"
+
+
 def test_no_quick_switch_when_the_matrix_disagrees_or_the_model_is_not_a_share_model(
         tmp_path: Path) -> None:
     # the model sure of sstf where cell 8 names cfq: a near tie by the two deciders

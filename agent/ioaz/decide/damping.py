@@ -120,6 +120,9 @@ class DeviceState:
     started_under: bool = False
     kept_by: tuple[int, ...] = ()
     verdicts: tuple[str, ...] = ()
+    # the cell of the last window with a verdict: a window in another cell is a new workload,
+    # which the scheduler in force was not chosen for (new_workload)
+    last_cell: str | None = None
 
     def workload_pids(self) -> tuple[int, ...]:
         """The processes that drove the device in the last PID_WINDOWS judged windows."""
@@ -284,7 +287,9 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                           text=f"{verdict.text}; but a trial {now - kept.at:.0f} s ago kept "
                                f"{kept.candidate} for this cell on this device: {kept.why}")
         wanted = kept.candidate
-    state = replace(state, verdicts=(state.verdicts + (wanted,))[-PID_WINDOWS:])
+    before = new_workload(verdict, state.last_cell)
+    state = replace(state, verdicts=(state.verdicts + (wanted,))[-PID_WINDOWS:],
+                    last_cell=verdict.cell)
     if wanted == state.policy:
         return _in_force(features, replace(state, trials=live), config, goal, now, verdict,
                          out, policies)
@@ -313,7 +318,12 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     # the full hysteresis then, whichever of the two decided (an unsure model's leaning).
     quick = found and verdict.second_opinion is None and verdict.leaning is None
     lag = decisive(verdict, state.policy, config)
-    needed = min(config.first_choice_windows, config.hysteresis_windows) if quick \
+    # A decisive lead in a window of a new workload (another cell than the last window's):
+    # the scheduler in force was chosen for the workload before, so, like the one found at
+    # start, nobody chose it for this one. A decisive lead inside the same cell is a verdict
+    # that moved under a running workload, and waits decisive_windows.
+    fresh = lag is not None and before is not None
+    needed = min(config.first_choice_windows, config.hysteresis_windows) if quick or fresh \
         else min(config.decisive_windows, config.hysteresis_windows) if lag is not None \
         else config.hysteresis_windows
     if streak < needed:
@@ -351,11 +361,20 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                    verdict, res)
     text = verdict.text + (f"; {res.reason}" if res is not None and res.fell_back else "")
     if lag is not None and not quick and streak < config.hysteresis_windows:
-        text += (f"; {state.policy} in force at {lag:.2f} of the best by the model: "
-                 f"{streak} windows decide")
+        text += (f"; {state.policy} in force at {lag:.2f} of the best by the model"
+                 + (f", the workload new (the window before was {before}): its first "
+                    "window decides" if fresh else f": {streak} windows decide"))
     return out("switch", _by(verdict), text,
                _switched(state, wanted, now, auto=True, pids=state.workload_pids()),
                verdict, res)
+
+
+def new_workload(verdict: Verdict, last_cell: str | None) -> str | None:
+    """The last window's cell when this window's verdict is for another one (a workload
+    other than the one the scheduler in force was chosen for); None otherwise."""
+    if verdict.cell is None or last_cell is None or verdict.cell == last_cell:
+        return None
+    return last_cell
 
 
 def decisive(verdict: Verdict, in_force: str | None, config: DecideConfig) -> float | None:
