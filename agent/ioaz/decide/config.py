@@ -53,7 +53,9 @@ class DecideConfig:
     # costs over half a window, while two windows of a class that plain are seldom a passing
     # one (the flip-flop guard and dwell still apply). On the testbed's phases mix, the
     # four sequential readers read a third of the best under deadline for the third window
-    # hysteresis waited (docs/testbed.md, hundred-and-second run).
+    # hysteresis waited (docs/testbed.md, hundred-and-second run). In the first window of a
+    # new workload (its cell another than the last window's) such a lead takes
+    # first_choice_windows: the scheduler in force was chosen for the workload before.
     decisive_windows: int = 2
     decisive_share: float = 0.5
     min_dwell_s: float = 5.0
