@@ -57,7 +57,8 @@ def test_compare_finds_the_simulator_that_idles_and_the_one_that_cannot(tmp_path
     assert lab(["compare", str(k), str(k), "--json", str(tmp_path / "same.json")]) == 0
     same = json.loads((tmp_path / "same.json").read_text())
     assert same["summary"]["all"] == {"workloads": 1, "same_winner": 1, "blind": 0,
-                                      "pairs": 2, "within": 2}
+                                      "pairs": 2, "within": 2, "pick_share_sum": 1.0,
+                                      "pick_close": 1}
     assert lab(["compare", str(k), str(s), "--json", str(tmp_path / "other.json")]) == 0
     out = capsys.readouterr().out
     assert "DIFFERENT" in out and "the same winner on 0 of 1 workloads" in out
@@ -65,6 +66,10 @@ def test_compare_finds_the_simulator_that_idles_and_the_one_that_cannot(tmp_path
     r = other["rows"][EIGHT_READERS]
     assert (r["real_winner"], r["sim_winner"]) == ("anticipatory", "fcfs")
     assert other["summary"]["sequential"]["within"] == 1      # bfq near its best in both
+    # what trusting the simulator would cost: its pick, none, on the kernel's side
+    kernel_none = r["ratios"]["fcfs"][0]
+    assert kernel_none < 0.95 and other["summary"]["all"]["pick_close"] == 0
+    assert f"the simulator's pick reads {kernel_none:.3f} of the kernel's best" in out
 
 
 def test_compare_says_what_is_wrong_with_its_input(tmp_path, capsys):
