@@ -16,6 +16,7 @@ from typing import Any
 from ..classify.types import WindowFeatures
 from ..device import DeviceInfo
 from .config import DecideConfig
+from .confirm import decisive, new_workload, windows_needed
 from .flipflop import cycle as flip_flop_cycle
 from .idle import due as idle_due
 from .idle import idle_switched, leaving_held
@@ -121,7 +122,7 @@ class DeviceState:
     kept_by: tuple[int, ...] = ()
     verdicts: tuple[str, ...] = ()
     # the cell of the last window with a verdict: a window in another cell is a new workload,
-    # which the scheduler in force was not chosen for (new_workload)
+    # which the scheduler in force was not chosen for (confirm.new_workload)
     last_cell: str | None = None
 
     def workload_pids(self) -> tuple[int, ...]:
@@ -318,14 +319,8 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     # the full hysteresis then, whichever of the two decided (an unsure model's leaning).
     quick = found and verdict.second_opinion is None and verdict.leaning is None
     lag = decisive(verdict, state.policy, config)
-    # A decisive lead in a window of a new workload (another cell than the last window's):
-    # the scheduler in force was chosen for the workload before, so, like the one found at
-    # start, nobody chose it for this one. A decisive lead inside the same cell is a verdict
-    # that moved under a running workload, and waits decisive_windows.
     fresh = lag is not None and before is not None
-    needed = min(config.first_choice_windows, config.hysteresis_windows) if quick or fresh \
-        else min(config.decisive_windows, config.hysteresis_windows) if lag is not None \
-        else config.hysteresis_windows
+    needed = windows_needed(quick, lag, before, config)
     if streak < needed:
         first = "" if not found else " (first choice)" if quick else \
             f" (first choice; the matrix says {verdict.second_opinion})" \
@@ -367,24 +362,6 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
     return out("switch", _by(verdict), text,
                _switched(state, wanted, now, auto=True, pids=state.workload_pids()),
                verdict, res)
-
-
-def new_workload(verdict: Verdict, last_cell: str | None) -> str | None:
-    """The last window's cell when this window's verdict is for another one (a workload
-    other than the one the scheduler in force was chosen for); None otherwise."""
-    if verdict.cell is None or last_cell is None or verdict.cell == last_cell:
-        return None
-    return last_cell
-
-
-def decisive(verdict: Verdict, in_force: str | None, config: DecideConfig) -> float | None:
-    """The share of the best a sure share model gives the scheduler in force, when it is
-    under decisive_share and the matrix names the model's policy too (a second opinion is a
-    near tie, as for first choices); None otherwise."""
-    if in_force is None or verdict.second_opinion is not None or verdict.leaning is not None:
-        return None
-    share = dict(verdict.shares).get(in_force)
-    return share if share is not None and share < config.decisive_share else None
 
 
 def _in_force(features: WindowFeatures, state: DeviceState, config: DecideConfig, goal: str,

@@ -44,7 +44,7 @@ class Verdict:
     leaning: str | None = None
     # a sure share model's predicted share of the best for each policy (model/verdicts.py):
     # how much the scheduler in force is expected to lose, which decides how many windows
-    # confirm a switch (damping.py, decisive_share)
+    # confirm a switch (confirm.py, decisive_share)
     shares: tuple[tuple[str, float], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
