@@ -102,6 +102,24 @@ def test_derive_names_winner_margin_runs_and_unclear_cells(tmp_path):
     assert cell.within_noise == ()
     # a cell no workload fell in has no measured runner-up
     assert m.tables["mean"]["16+/random/write"].runner_up is None
+    # every measured policy's share of the best, best first (decide/confirm.py reads how far
+    # behind the scheduler in force is); a cell no workload fell in has none
+    assert cell.shares == (("cfq", 1.0), ("deadline", 0.8), ("fcfs", 0.5))
+    assert m.tables["mean"]["16+/random/write"].shares == ()
+    text = (tmp_path / "testdisk-mean.yaml").read_text()
+    assert "shares: {cfq: 1.0, deadline: 0.8, fcfs: 0.5}" in text   # one line a cell
+
+
+def test_a_cells_shares_are_each_policys_highest_over_its_workloads():
+    """deadline at 0.2 of cfq on one workload and 0.9 on the other: its mean, 0.55, would
+    make it look further behind than it is on the second."""
+    t = load_thresholds(DEFAULT_THRESHOLDS)
+    rows = [row("r1", "cfq", 10.0), row("r1", "deadline", 2.0),
+            row("r2", "cfq", 10.0), row("r2", "deadline", 9.0)]
+    c = derive_table(rows, "mean", t, min_margin=0.02, axes=IOAZ_AXES)["4/random/read"]
+    assert c.share == pytest.approx(1.0) and c.runner_up == "deadline"
+    assert c.margin == pytest.approx(0.45)                          # from the means
+    assert c.shares == (("cfq", 1.0), ("deadline", pytest.approx(0.9)))
 
 
 def test_a_stand_in_takes_the_cells_without_a_clear_winner(tmp_path):

@@ -69,6 +69,20 @@ def test_unknown_policy(tmp_path: Path) -> None:
     assert "unknown policy (got string 'deadlne', expected one of fcfs, fifo, deadline" in msg
 
 
+def test_a_cells_shares_name_policies_and_stay_within_0_and_1(tmp_path: Path) -> None:
+    good = "1/random/write: {policy: deadline, shares: {deadline: 1.0, fcfs: 0.42}}"
+    p, _ = broken(tmp_path, "1/random/write: deadline", good)
+    cell = load_matrix(p).tables["min"]["1/random/write"]
+    assert cell.shares == (("deadline", 1.0), ("fcfs", 0.42))
+    p, text = broken(tmp_path, "1/random/write: deadline",
+                     "1/random/write: {policy: deadline, shares: {deadlne: 1.0, fcfs: 1.3}}")
+    msgs = errors_of(p)
+    at = f"{p}:{line_of(text, 'deadlne')}: "
+    assert len(msgs) == 2 and all(m.startswith(at) for m in msgs)
+    assert any("shares.deadlne: unknown policy (got 'deadlne'" in m for m in msgs), msgs
+    assert any("shares.fcfs: too large (got 1.3, expected at most 1)" in m for m in msgs), msgs
+
+
 def test_unknown_goal(tmp_path: Path) -> None:
     p, text = broken(tmp_path, "\n  min:\n", "\n  avg:\n")
     [msg] = errors_of(p)

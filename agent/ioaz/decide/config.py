@@ -49,7 +49,9 @@ class DecideConfig:
     # hysteresis_windows too.
     first_choice_windows: int = 1
     # ... and decisive_windows when a sure model puts the scheduler in force under
-    # decisive_share of the best and the matrix agrees on the window: each window waited then
+    # decisive_share of the best and the matrix agrees on the window, or, where the matrix
+    # decides, its cell's calibration measured it that far behind on every workload (a
+    # derived matrix's `shares`): each window waited then
     # costs over half a window, while two windows of a class that plain are seldom a passing
     # one (the flip-flop guard and dwell still apply). On the testbed's phases mix, the
     # four sequential readers read a third of the best under deadline for the third window

@@ -2,8 +2,9 @@
 
 hysteresis_windows by default. first_choice_windows when nobody chose the scheduler in force for
 this workload: the one found at start or the idle policy's (and the model and matrix agree), or
-one chosen for the workload before, when a sure share model rates it under decisive_share of
-the best in the first window of a new cell. decisive_windows for such a lead inside one cell.
+one chosen for the workload before, when a sure share model, or without one the matrix cell's
+calibration, rates it under decisive_share of the best in the first window of a new cell.
+decisive_windows for such a lead inside one cell.
 """
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ def new_workload(verdict: Verdict, last_cell: str | None) -> str | None:
 
 
 def decisive(verdict: Verdict, in_force: str | None, config: DecideConfig) -> float | None:
-    """The share of the best a sure share model gives the scheduler in force, when it is
-    under decisive_share and the matrix names the model's policy too (a second opinion is a
-    near tie, as for first choices); None otherwise."""
+    """The share of the best the verdict gives the scheduler in force, when it is under
+    decisive_share: a sure share model's, when the matrix names the model's policy too (a
+    second opinion is a near tie, as for first choices), or the matrix cell's measured one
+    when the matrix decided and no model leaned elsewhere; None otherwise."""
     if in_force is None or verdict.second_opinion is not None or verdict.leaning is not None:
         return None
     share = dict(verdict.shares).get(in_force)
@@ -41,3 +43,8 @@ def windows_needed(quick: bool, lag: float | None, before: str | None,
     if lag is not None:
         return min(config.decisive_windows, config.hysteresis_windows)
     return config.hysteresis_windows
+
+
+def rated_by(verdict: Verdict) -> str:
+    """Whose share decisive() read: the model's, or the matrix cell's calibration."""
+    return "this cell's calibration" if verdict.provider == "matrix" else "the model"

@@ -16,7 +16,7 @@ from typing import Any
 from ..classify.types import WindowFeatures
 from ..device import DeviceInfo
 from .config import DecideConfig
-from .confirm import decisive, new_workload, windows_needed
+from .confirm import decisive, new_workload, rated_by, windows_needed
 from .flipflop import cycle as flip_flop_cycle
 from .idle import due as idle_due
 from .idle import idle_switched, leaving_held
@@ -327,7 +327,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
             if verdict.second_opinion is not None else \
             f" (first choice; the model, unsure, leans to {verdict.leaning})"
         if lag is not None and not quick:
-            first += f" ({state.policy} in force: {lag:.2f} of the best by the model)"
+            first += f" ({state.policy} in force: {lag:.2f} of the best by {rated_by(verdict)})"
         return out("hold", Reason.HYSTERESIS,
                    f"{verdict.text}; seen {streak} of {needed} windows{first}", state2, verdict)
     held = leaving_held(state, wanted, active_pids(features), PID_WINDOWS)
@@ -356,7 +356,7 @@ def step(features: WindowFeatures, state: DeviceState, config: DecideConfig,
                    verdict, res)
     text = verdict.text + (f"; {res.reason}" if res is not None and res.fell_back else "")
     if lag is not None and not quick and streak < config.hysteresis_windows:
-        text += (f"; {state.policy} in force at {lag:.2f} of the best by the model"
+        text += (f"; {state.policy} in force at {lag:.2f} of the best by {rated_by(verdict)}"
                  + (f", the workload new (the window before was {before}): its first "
                     "window decides" if fresh else f": {streak} windows decide"))
     return out("switch", _by(verdict), text,

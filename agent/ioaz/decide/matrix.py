@@ -53,6 +53,10 @@ class Cell:
     # Policies as good on the goal but with a p99 this many times this one's: not kept, and
     # not taken from a model over this cell's policy.
     p99_over: tuple[tuple[str, float], ...] = ()
+    # Every measured policy's highest share of the per-workload best over this cell's
+    # workloads, best first (derived matrices): the least the scheduler in force lost on any
+    # of them (confirm.decisive).
+    shares: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -191,7 +195,9 @@ def _build(doc: Doc) -> Matrix:
                               float(runner["margin_points"]) if runner else None,
                               tuple(cell.get("within_noise", ())),
                               tuple((p, float(r)) for p, r in
-                                    (cell.get("p99_over") or {}).items()))
+                                    (cell.get("p99_over") or {}).items()),
+                              tuple((p, float(x)) for p, x in
+                                    (cell.get("shares") or {}).items()))
         tables[goal] = table
     tunables = {sched: dict(knobs) for sched, knobs in (d.get("tunables") or {}).items()}
     return Matrix(doc.file, d["name"], tuple(d["axes"]), sources, tables, tunables)

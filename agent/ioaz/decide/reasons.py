@@ -46,9 +46,10 @@ DESCRIPTION: dict[Reason, str] = {
     Reason.NO_VERDICT: "neither matrix nor model had an answer for this window",
     Reason.HYSTERESIS: "waiting for the same verdict in enough consecutive windows "
                        "(hysteresis_windows; first_choice_windows leaving the scheduler "
-                       "found at start; decisive_windows when a sure model puts the one in "
-                       "force under decisive_share of the best, first_choice_windows when "
-                       "it does so in a new workload's first window)",
+                       "found at start; decisive_windows when a sure model or the matrix "
+                       "cell's calibration puts the one in force under decisive_share of the "
+                       "best, first_choice_windows when it does so in a new workload's first "
+                       "window)",
     Reason.DWELL: "a minimum time on a scheduler before leaving it (min_dwell_s)",
     Reason.FLIP_FLOP: "after A -> B -> A where B lasted under flip_flop_stay_s, B again only "
                       "return_hold_s after the return (a verdict the scheduler itself shapes "

@@ -42,9 +42,10 @@ class Verdict:
     # a model's top candidate when it was unsure and the matrix decided, where the two differ:
     # a dissent too weak to decide and still against the matrix, so no quick first choice
     leaning: str | None = None
-    # a sure share model's predicted share of the best for each policy (model/verdicts.py):
-    # how much the scheduler in force is expected to lose, which decides how many windows
-    # confirm a switch (confirm.py, decisive_share)
+    # each policy's share of the best: a sure share model's prediction (model/verdicts.py),
+    # or else the matrix cell's measurement (matrix.Cell.shares): how much the scheduler in
+    # force is expected to lose, which decides how many windows confirm a switch (confirm.py,
+    # decisive_share)
     shares: tuple[tuple[str, float], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
@@ -115,7 +116,7 @@ class MatrixVerdicts:
             source_kind=cell.source.kind, rule=choice.rule.describe(),
             runner_up=cell.runner_up, margin_points=cell.margin_points,
             within_noise=cell.within_noise,
-            p99_over=tuple(p for p, _ in cell.p99_over),
+            p99_over=tuple(p for p, _ in cell.p99_over), shares=cell.shares,
             alternatives=tuple(p for p in self._measured_winners(choice.file, goal)
                                if p != cell.policy),
         )

@@ -65,6 +65,11 @@ class CellResult:
     stand_in_behind: tuple[str, float] | None = None
     # it stood in all the same: (the lead's gain over it, the lead's p99 as a multiple of its)
     stand_in_p99: tuple[float, float] | None = None
+    # every policy's highest share of the per-workload best over the cell's workloads, best
+    # first: the least the scheduler in force lost on any of them (decide/confirm.py,
+    # decisive_share); a mean would call a policy far behind on the strength of the cell's
+    # other workloads
+    shares: tuple[tuple[str, float], ...] = ()
 
     def note(self) -> str:
         return self._note() + self._behind_note() + self._p99_note()
@@ -185,7 +190,8 @@ def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 
         share_of[key] = {policy_of[c]: s for c, s in reversed(ranked)}
         table[key] = CellResult(key, policy_of[win], margin >= min_margin, margin, share,
                                 policy_of.get(runner) if runner else None, len(ws), runs,
-                                within_noise=tuple(dict.fromkeys(policy_of[c] for c in near)))
+                                within_noise=tuple(dict.fromkeys(policy_of[c] for c in near)),
+                                shares=_highest_shares(outs, ws, goal, policy_of))
     if stand_in is not None:
         for key, c in table.items():
             if c.clear or c.policy == stand_in:
@@ -283,6 +289,18 @@ def _rank(outs: dict[str, dict[str, Outcome]], ws: list[str],
     return sorted(((c, total[c] / len(ws)) for c in cands), key=lambda x: (-x[1], x[0]))
 
 
+def _highest_shares(outs: dict[str, dict[str, Outcome]], ws: list[str], goal: str,
+                    policy_of: dict[str, str]) -> tuple[tuple[str, float], ...]:
+    """Each policy's highest share of the per-workload best over workloads ws (its best
+    realisation on each), best first."""
+    top: dict[str, float] = {}
+    for w in ws:
+        for c, x in shares(outs[w], goal).items():
+            p = policy_of[c]
+            top[p] = max(top.get(p, 0.0), x)
+    return tuple(sorted(top.items(), key=lambda x: (-x[1], x[0])))
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
@@ -308,6 +326,8 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
             cell["within_noise"] = list(c.within_noise)
         if c.p99_over:
             cell["p99_over"] = {p: round(r, 2) for p, r in c.p99_over}
+        if c.shares and not c.empty:
+            cell["shares"] = _Flow((p, round(x, 3)) for p, x in c.shares)
         cells[key] = cell
     doc = {
         "kind": "matrix", "name": name,
@@ -332,7 +352,19 @@ def table_device(dataset: Path) -> str:
     return dataset.stem.removeprefix("calibration-")
 
 
+class _Flow(dict):
+    """A mapping written on one line (a cell's shares: eight policies in one row)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+_Dumper.add_representer(_Flow, lambda d, data: d.represent_mapping(
+    "tag:yaml.org,2002:map", data.items(), flow_style=True))
+
+
 def write_matrix(path: Path, doc: dict) -> None:
     head = ("# Derived by `ioaz-lab derive` from a calibration dataset; each cell's note says "
             "by how much\n# its policy won and on how many runs. Regenerate, do not edit.\n")
-    path.write_text(head + yaml.safe_dump(doc, sort_keys=False, width=100))
+    path.write_text(head + yaml.dump(doc, Dumper=_Dumper, sort_keys=False, width=100))
