@@ -133,6 +133,31 @@ def test_simulator_comparison() -> None:
         == {}
     twins = bench_sim.twins(5, 5)
     assert set(twins) == {"par-read", *(f"phases:{p}" for p in ph)}
+    # the bench's fio workloads are O_DIRECT: the elevators see every twin request as sync
+    assert all(q.direct for w in twins.values() for p in w.phases for q in p.procs)
+
+
+def test_the_simulator_gives_stream_tuneds_stand_in_the_plans_knobs(monkeypatch) -> None:
+    """stream-tuned is stream with the knobs the plan gave it; its stand-in gets the same
+    ones, and a scheduler without knobs its preset's (a spy on the simulator's entry, beside
+    a real run of it)."""
+    from ioaz.lab.testbench import bench_sim
+    from ioaz.sim import engine
+
+    knobs = {"svc_min_us": 869, "svc_max_us": 24922, "svc_full_sectors": 878790440}
+    seen: list[tuple[str, object]] = []
+    real = engine.simulate
+
+    def spy(dev, sched, wl, **kw):
+        seen.append((sched, kw.get("tunables")))
+        return real(dev, sched, wl, **kw)
+
+    monkeypatch.setattr(engine, "simulate", spy)
+    got = bench_sim.simulate("wd500", 1, 0.5, 0.5, ["mq-deadline", "stream-tuned"], 32,
+                             {"stream-tuned": ["stream", knobs]})
+    assert sorted({(s, str(t)) for s, t in seen}) == [("deadline", "None"),
+                                                      ("stream-vr", str(knobs))]
+    assert all(got[w]["stream-tuned"] > 0 and got[w]["mq-deadline"] > 0 for w in got)
 
 
 @pytest.mark.parametrize("default,nr_requests,tags", [

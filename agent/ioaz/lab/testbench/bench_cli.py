@@ -210,8 +210,10 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
         # md's member disks each with its own scheduler: no twin to set beside it
         return {"summary": rep.summary, "report": str(rep.write())}
     tags = bench.guest_tags(out / "guest")
+    plan = json.loads((out / "guest" / "plan.json").read_text())
     sim = bench_sim.simulate(meta["model"], qd, meta["phase_s"], meta["runtime_s"],
-                             [c for c in analysis["contenders"] if c in bench_sim.STAND_IN], tags)
+                             [c for c in analysis["contenders"] if c in bench_sim.STAND_IN], tags,
+                             plan.get("tuned"))
     bench_report.write_sim(rep, bench_sim.compare(bench_sim.real_means(table), sim), qd, tags)
     md = rep.write()
     return {"summary": rep.summary, "report": str(md)}

@@ -7,32 +7,45 @@ cache to run S, sysbench or dd through); the others are left out of the comparis
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 from typing import Any
 
 from ioaz.lab.testbench.workloads import BY_NAME
 
 # the kernel's scheduler -> the simulator's stand-in (sim/schedulers/__init__.py)
+# (stream-tuned: the same stand-in, given the knobs the guest gave stream: plan.json's `tuned`)
 STAND_IN = {"none": "none", "mq-deadline": "deadline", "bfq": "bfq", "kyber": "kyber",
-            "fifo": "fifo", "vr": "vr", "stream": "stream-vr"}
+            "fifo": "fifo", "vr": "vr", "stream": "stream-vr", "stream-tuned": "stream-vr"}
 
 
 def twins(phase_s: float, runtime_s: float) -> dict[str, Any]:
-    """workload name -> its simulator twin; a mix's phases each under "MIX:PHASE"."""
-    from ioaz.sim.workloads import Workload, par_read, phases_mix
+    """workload name -> its simulator twin; a mix's phases each under "MIX:PHASE". The bench's
+    raw-disk workloads are O_DIRECT (workloads.RAW_FIO), so the kernel's elevators see even
+    the mix's 8-deep libaio writer as synchronous (REQ_SYNC): every twin process is `direct`,
+    as the calibration's twins are (learn/simcal.py). The simulator's own phases mix keeps
+    IOAZ's write-back writer."""
+    from ioaz.sim.workloads import Phase, Workload, par_read, phases_mix
 
-    out: dict[str, Any] = {"par-read": par_read(runtime_s)}
+    def direct(p: Phase) -> Phase:
+        return replace(p, procs=[replace(q, direct=True) for q in p.procs])
+
+    out: dict[str, Any] = {"par-read": Workload("par-read", [direct(par_read(runtime_s)
+                                                                   .phases[0])])}
     names = BY_NAME["phases"].phases
     for name, p in zip(names, phases_mix(phase_s).phases, strict=True):
-        out[f"phases:{name}"] = Workload(name, [p])
+        out[f"phases:{name}"] = Workload(name, [direct(p)])
     return out
 
 
 def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: float,
-             schedulers: list[str], tags: int) -> dict[str, dict[str, float]]:
+             schedulers: list[str], tags: int,
+             tuned: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
     """workload (or MIX:PHASE) -> kernel scheduler -> simulated MB/s, with the guest kernel's
     request limits for `tags` command slots (bench.guest_tags; sim/schedulers
     blk_mq_nr_requests). The drive's queue depth is not the tags: at depth 1 the guest's
-    elevators still hold 64 requests, and so must their stand-ins."""
+    elevators still hold 64 requests, and so must their stand-ins. `tuned`: contender ->
+    [scheduler, knobs], as the plan gave them (bench.tuned_statics); the stand-in gets the
+    same knobs."""
     from ioaz.sim.devices import load_device
     from ioaz.sim.engine import simulate as run_sim
     from ioaz.sim.schedulers import blk_mq_nr_requests
@@ -44,8 +57,9 @@ def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: flo
         for s in schedulers:
             if s in STAND_IN:
                 dev = load_device(model, **dev_kw)
-                out[name][s] = run_sim(dev, STAND_IN[s], wl,
-                                       nr_requests=blk_mq_nr_requests(tags)).throughput_mb_s
+                knobs = (tuned or {}).get(s, (None, None))[1]
+                out[name][s] = run_sim(dev, STAND_IN[s], wl, nr_requests=blk_mq_nr_requests(tags),
+                                       tunables=knobs).throughput_mb_s
     return out
 
 
