@@ -255,6 +255,30 @@ def test_a_dry_control_over_a_static_contender(tmp_path: Path) -> None:
     bad = p.parse_args(["testbed", "--contenders", "ioazd-dry@ioazd", "--queue-depth", "1"])
     with pytest.raises(ValueError, match="unknown ioazd-dry@ioazd"):
         bench_cli.plan_from(bad)
+    # with a variant after it: the same static underneath, the variant's settings on top
+    minute = over + bench.MINUTE
+    assert bench.dry_base(minute) == bench.STREAM_TUNED
+    cfg = bench.contender_configs([over, minute], 1)
+    assert cfg[minute] == {**cfg[over], "window_s": 60, "rest_window_s": 60}
+    ok = p.parse_args(["testbed", "--contenders", f"stream-tuned,{minute}", "--queue-depth", "1"])
+    assert bench_cli.plan_from(ok).contenders == [bench.STREAM_TUNED, minute]
+
+
+def test_the_guest_sets_the_static_contender_a_dry_control_observes(tmp_path: Path,
+                                                                   monkeypatch) -> None:
+    """The plan names the static under each `ioazd-dry@STATIC[-VARIANT]` for the guest, which
+    has no copy of the variants' names (a spy on the bench's VM, which does not boot)."""
+    from ioaz.lab.testbench import bench
+
+    minute = bench.DRY_OVER + "bfq" + bench.MINUTE
+    monkeypatch.setattr(bench.vm, "run", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("no boot in a unit test")))
+    plan = bench.Plan(workloads=[workloads.BY_NAME["par-read"]], contenders=["bfq", minute],
+                      path_credit_us=350.0)
+    with pytest.raises(RuntimeError, match="no boot"):
+        bench.run(plan, tmp_path)
+    written = json.loads((tmp_path / "guest" / "plan.json").read_text())
+    assert written["dry_over"] == {minute: "bfq"}
 
 
 def test_stream_tuned_counts_as_a_static_contender_in_the_report() -> None:

@@ -56,12 +56,17 @@ MODEL_CONTENDERS = (KERNEL_MODEL, KERNEL_MODEL_TRIALS)
 # what turning it off gains or costs, apart from the scheduler ioazd chose.
 # NO_IDLE: no idle policy (decide idle_policy null), so ioazd starts from the kernel's
 # default as it did before decide/idle.py: what starting the workload under bfq is worth.
+# MINUTE: one window a minute, the probe counting every request as at any rate under its
+# sampling threshold: on `ioazd-dry@STATIC-minute`, what the probe's programs in the I/O
+# path cost apart from ioazd's windows (the control without it: `ioazd-dry@STATIC`).
 RESTLESS = "-restless"
 WBT_KERNEL = "-wbt-kernel"
 NO_IDLE = "-noidle"
+MINUTE = "-minute"
 VARIANTS: dict[str, dict[str, Any]] = {RESTLESS: {"rest_window_s": 0},
                                        WBT_KERNEL: {"writeback_throttling": "kernel"},
-                                       NO_IDLE: {"decide": {"idle_policy": None}}}
+                                       NO_IDLE: {"decide": {"idle_policy": None}},
+                                       MINUTE: {"window_s": 60, "rest_window_s": 60}}
 KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
@@ -143,8 +148,11 @@ def kernel_model_file(queue_depth: int | None) -> Path:
 
 
 def dry_base(contender: str) -> str | None:
-    """The static contender under `ioazd-dry@STATIC`, None for every other contender."""
-    return contender.removeprefix(DRY_OVER) if contender.startswith(DRY_OVER) else None
+    """The static contender under `ioazd-dry@STATIC` (and its variants), None for every
+    other contender."""
+    if not contender.startswith(DRY_OVER):
+        return None
+    return _without_variants(contender.removeprefix(DRY_OVER))[0]
 
 
 def variant_of(contender: str) -> tuple[str, dict[str, Any]] | None:
@@ -152,14 +160,19 @@ def variant_of(contender: str) -> tuple[str, dict[str, Any]] | None:
     and the settings its suffixes change; None for a contender without one."""
     if not contender.startswith("ioazd"):
         return None
-    base, changed = contender, dict[str, Any]()
+    base, changed = _without_variants(contender)
+    return (base, changed) if changed else None
+
+
+def _without_variants(name: str) -> tuple[str, dict[str, Any]]:
+    base, changed = name, dict[str, Any]()
     while found := next((s for s in VARIANTS if base.endswith(s)), None):
         base = base.removesuffix(found)
         more = VARIANTS[found]
         changed.update({**more, "decide": {**changed.get("decide", {}),
                                            **more.get("decide", {})}}
                        if "decide" in more else more)
-    return (base, changed) if changed else None
+    return base, changed
 
 
 def is_static(contender: str) -> bool:
@@ -284,6 +297,8 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "verbose": plan.verbose, "trace": list(plan.trace), "trace_bfq_s": plan.trace_bfq_s,
         "trace_bfq_at": plan.trace_bfq_at, "bfq_module": plan.bfq_module,
         "ioazd": contender_configs(plan.contenders, plan.queue_depth),
+        # the static contender each `ioazd-dry@STATIC` observes (its variants taken off)
+        "dry_over": {c: dry_base(c) for c in plan.contenders if dry_base(c) is not None},
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
     started = time.time()
     res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],

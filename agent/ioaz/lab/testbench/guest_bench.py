@@ -405,8 +405,9 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
     quiesce()
     daemon = None
     # a static contender, or the one under `ioazd-dry@STATIC`, which ioazd then only observes
-    static = contender.partition("@")[2] if "@" in contender else \
-        None if contender.startswith("ioazd") else contender
+    static = plan.get("dry_over", {}).get(contender) or (
+        contender.partition("@")[2] if "@" in contender else
+        None if contender.startswith("ioazd") else contender)
     late = late_of(contender)
 
     def set_static() -> None:
