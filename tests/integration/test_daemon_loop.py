@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import queue
 import signal
 import subprocess
@@ -58,10 +59,10 @@ def write_config(tmp: Path, dev: str, **decide) -> Path:
 class Ioazd:
     """A running ioazd whose JSON log events are collected with their arrival time."""
 
-    def __init__(self, config: Path, *extra: str):
+    def __init__(self, config: Path, *extra: str, env: dict[str, str] | None = None):
         self.proc = subprocess.Popen([IOAZD, "--config", str(config), *extra],
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True)
+                                     text=True, env=None if env is None else {**os.environ, **env})
         self.events: queue.Queue[tuple[float, dict]] = queue.Queue()
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -384,6 +385,42 @@ def test_a_quiet_disk_that_spins_starts_the_next_workload_under_bfq(device, tmp_
     finally:
         d.stop(signal.SIGTERM)
     assert_given_back(d, dev, original, tmp_path / "state")
+
+
+def test_a_window_longer_than_the_watchdog_keeps_the_watchdog_fed(device, tmp_path):
+    """Under systemd's watchdog (WATCHDOG_USEC, here 1 s against 3 s windows, as a rest window
+    or a long window_s outlasts the unit's WatchdogSec=30): WATCHDOG=1 reaches the notify
+    socket every half second or so, not only after each window; READY=1 once, after the first
+    window; STOPPING=1 on SIGTERM."""
+    import socket
+
+    cfg = write_config(tmp_path, device)
+    cfg.write_text(cfg.read_text().replace("window_s: 1.0", "window_s: 3.0"))
+    path = str(tmp_path / "notify")
+    sink = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sink.bind(path)
+    sink.settimeout(5)
+    got: list[tuple[float, bytes]] = []
+    d = Ioazd(cfg, env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "1000000"})
+    try:
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 8:
+            got.append((time.monotonic(), sink.recv(100)))
+    finally:
+        d.stop(signal.SIGTERM)
+        try:
+            while True:
+                got.append((time.monotonic(), sink.recv(100)))
+        except TimeoutError:
+            pass
+        sink.close()
+    kinds = [m for _, m in got]
+    assert kinds.count(b"READY=1") == 1 and kinds[-1] == b"STOPPING=1", kinds
+    ready = next(t for t, m in got if m == b"READY=1")
+    beats = [t for t, m in got if m == b"WATCHDOG=1" and t > ready]
+    gaps = [b - a for a, b in zip([ready, *beats], beats, strict=False)]
+    assert len(beats) >= 6 and max(gaps) < 0.8, gaps
+    print(f"{len(beats)} watchdog beats after READY, the longest gap {max(gaps):.2f} s")
 
 
 def test_after_sigkill_the_next_start_restores_from_the_state_file(device, tmp_path):

@@ -545,3 +545,24 @@ def test_a_rotating_disk_gets_writeback_throttling_off_when_ioazd_takes_it(tmp_p
         other = FakeActuator()
         build(load_config(p, dry_run=dry), FakeSource(["sda", "sdb"]), other, fake_sys).start()
         assert other.queues == [], (dry, text)
+
+
+def test_a_wait_longer_than_the_watchdog_sends_signs_of_life():
+    """A rest window (or a window_s) longer than WatchdogSec: the wait between two windows
+    sends WATCHDOG=1 every half of it, or systemd would restart a daemon that is only
+    resting; without a watchdog nothing is sent."""
+    import threading
+    import time
+
+    from ioaz.daemon.notify import Notifier
+    from ioaz.daemon.rest import Rest
+    n = Notifier({"NOTIFY_SOCKET": "/nonexistent", "WATCHDOG_USEC": "200000"})
+    assert n.every_s == pytest.approx(0.1)
+    assert Notifier({"NOTIFY_SOCKET": "/nonexistent"}).every_s is None
+    beats: list[float] = []
+    rest = Rest(window_s=0.55, rest_window_s=0)
+    t0 = time.monotonic()
+    ended = rest.wait(threading.Event(), t0, None, (lambda: beats.append(time.monotonic()), 0.1))
+    assert ended == pytest.approx(t0 + 0.55)
+    gaps = [b - a for a, b in zip([t0, *beats], beats, strict=False)]
+    assert len(beats) >= 5 and max(gaps) < 0.2, gaps

@@ -213,8 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         n = 0
         began = time.monotonic()
+        keepalive = (notify.alive, notify.every_s) if notify.every_s else None
         while True:
-            ended = daemon.rest.wait(stop, began, daemon.moved)
+            ended = daemon.rest.wait(stop, began, daemon.moved, keepalive)
             if ended is None:
                 break
             began = ended

@@ -1,8 +1,9 @@
 """Telling systemd how ioazd is doing (sd_notify's protocol: one datagram to $NOTIFY_SOCKET).
 
 READY=1 after the first window (the probe attached, the devices read: the unit is Type=notify,
-so `systemctl start` returns when ioazd really works), WATCHDOG=1 after every window (WatchdogSec:
-a window loop that hangs gets the daemon restarted), STOPPING=1 when it starts giving devices
+so `systemctl start` returns when ioazd really works), WATCHDOG=1 after every window and every
+half WatchdogSec of the wait between two (a window loop that hangs gets the daemon restarted;
+a window or a rest longer than WatchdogSec must not), STOPPING=1 when it starts giving devices
 back. Outside systemd ($NOTIFY_SOCKET unset) nothing is sent.
 """
 from __future__ import annotations
@@ -22,6 +23,9 @@ class Notifier:
         self.address = ("\0" + path[1:]) if path.startswith("@") else path
         usec = env.get("WATCHDOG_USEC", "")
         self.watchdog = usec.isdigit() and int(usec) > 0
+        # how often a sign of life is due while waiting: half the watchdog's interval, as
+        # sd_watchdog_enabled(3) advises; None without a watchdog
+        self.every_s = int(usec) / 2e6 if self.watchdog else None
         self.failed = False
 
     def send(self, message: str) -> bool:

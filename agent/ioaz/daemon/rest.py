@@ -85,12 +85,15 @@ class Rest:
             self.calm = 0
 
     def wait(self, stop: threading.Event, since: float,
-             pulse: Callable[[], str | None] | None = None) -> float | None:
+             pulse: Callable[[], str | None] | None = None,
+             alive: tuple[Callable[[], None], float] | None = None) -> float | None:
         """Wait out the window that began at `since` (time.monotonic()); a command that ends
         the rest shortens the wait to an ordinary window's. At rest, `pulse` is asked every
         window_s whether the disks moved (Pulse.moved): if so the rest ends and the window
-        with it. Returns when the window ends (the next one's start), or None once `stop` is
-        set (whoever sets it sets `woken`)."""
+        with it. `alive`: (send, every_s), a sign of life sent at least every every_s while
+        waiting (systemd's watchdog, whose WatchdogSec a rest window may outlast). Returns
+        when the window ends (the next one's start), or None once `stop` is set (whoever sets
+        it sets `woken`)."""
         tick = since      # the rest's first reading at once: its first rate a window_s later
         while not stop.is_set():
             due = since + self.next_window_s()
@@ -98,8 +101,7 @@ class Rest:
             if due <= now:
                 return due
             if not (self.resting and pulse):
-                self.woken.wait(due - now)
-                self.woken.clear()
+                self._sleep(due - now, alive)
                 continue
             if tick <= now:
                 tick = now + self.window_s
@@ -109,9 +111,17 @@ class Rest:
                     self.woke = why
                     return now
                 continue
-            self.woken.wait(min(due, tick) - now)
-            self.woken.clear()
+            self._sleep(min(due, tick) - now, alive)
         return None
+
+    def _sleep(self, s: float, alive: tuple[Callable[[], None], float] | None) -> None:
+        """Up to s seconds, less when a command wakes the loop or a sign of life is due."""
+        if alive is not None:
+            s = min(s, alive[1])
+        self.woken.wait(s)
+        self.woken.clear()
+        if alive is not None:
+            alive[0]()
 
     def disturb(self) -> None:
         """An administrator's command: ordinary windows again, from now."""
