@@ -391,7 +391,7 @@ def test_a_window_longer_than_the_watchdog_keeps_the_watchdog_fed(device, tmp_pa
     """Under systemd's watchdog (WATCHDOG_USEC, here 1 s against 3 s windows, as a rest window
     or a long window_s outlasts the unit's WatchdogSec=30): WATCHDOG=1 reaches the notify
     socket every half second or so, not only after each window; READY=1 once, after the first
-    window; STOPPING=1 on SIGTERM."""
+    window (EXTEND_TIMEOUT_USEC until then); STOPPING=1 on SIGTERM."""
     import socket
 
     cfg = write_config(tmp_path, device)
@@ -416,6 +416,10 @@ def test_a_window_longer_than_the_watchdog_keeps_the_watchdog_fed(device, tmp_pa
         sink.close()
     kinds = [m for _, m in got]
     assert kinds.count(b"READY=1") == 1 and kinds[-1] == b"STOPPING=1", kinds
+    # until READY=1, each wait's sign of life also asks for more time to start
+    first = kinds.index(b"READY=1")
+    assert b"EXTEND_TIMEOUT_USEC=30000000" in kinds[:first], kinds
+    assert b"EXTEND_TIMEOUT_USEC=30000000" not in kinds[first:], kinds
     ready = next(t for t, m in got if m == b"READY=1")
     beats = [t for t, m in got if m == b"WATCHDOG=1" and t > ready]
     gaps = [b - a for a, b in zip([ready, *beats], beats, strict=False)]

@@ -354,9 +354,12 @@ def test_systemd_notifications(tmp_path):
         n.stopping()
         assert [sink.recv(100) for _ in range(3)] == [b"READY=1", b"WATCHDOG=1", b"STOPPING=1"]
         quiet = Notifier({"NOTIFY_SOCKET": path})
-        quiet.alive()                                  # no WatchdogSec: no WATCHDOG=1
-        quiet.ready()
-        assert sink.recv(100) == b"READY=1"
+        quiet.alive()               # before READY=1: more time for the start, however long
+        quiet.ready()               # the first window
+        quiet.alive()               # no WatchdogSec: no WATCHDOG=1
+        quiet.stopping()
+        assert [sink.recv(100) for _ in range(3)] == [b"EXTEND_TIMEOUT_USEC=30000000",
+                                                      b"READY=1", b"STOPPING=1"]
     finally:
         sink.close()
     assert Notifier({}).send("READY=1") is False
@@ -558,7 +561,9 @@ def test_a_wait_longer_than_the_watchdog_sends_signs_of_life():
     from ioaz.daemon.rest import Rest
     n = Notifier({"NOTIFY_SOCKET": "/nonexistent", "WATCHDOG_USEC": "200000"})
     assert n.every_s == pytest.approx(0.1)
-    assert Notifier({"NOTIFY_SOCKET": "/nonexistent"}).every_s is None
+    # without a watchdog, every 15 s until READY=1 (EXTEND_TIMEOUT_USEC); outside systemd never
+    assert Notifier({"NOTIFY_SOCKET": "/nonexistent"}).every_s == pytest.approx(15)
+    assert Notifier({"WATCHDOG_USEC": "200000"}).every_s is None
     beats: list[float] = []
     rest = Rest(window_s=0.55, rest_window_s=0)
     t0 = time.monotonic()
