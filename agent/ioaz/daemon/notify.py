@@ -29,10 +29,11 @@ class Notifier:
         usec = env.get("WATCHDOG_USEC", "")
         self.watchdog = usec.isdigit() and int(usec) > 0
         # how often a sign of life is due while waiting: half the watchdog's interval, as
-        # sd_watchdog_enabled(3) advises, or of EXTEND_S while the start lasts; None outside
-        # systemd
-        self.every_s = (min(int(usec) / 2e6, EXTEND_S / 2) if self.watchdog else EXTEND_S / 2) \
-            if self.address else None
+        # sd_watchdog_enabled(3) advises, or of EXTEND_S while the start lasts (never more
+        # often than every 10 ms: a WatchdogSec of microseconds must not spin the loop); None
+        # outside systemd
+        half = max(0.01, min(int(usec) / 2e6, EXTEND_S / 2)) if self.watchdog else EXTEND_S / 2
+        self.every_s = half if self.address else None
         self.is_ready = False
         self.failed = False
 
