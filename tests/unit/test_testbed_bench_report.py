@@ -259,7 +259,12 @@ def test_a_dry_control_over_a_static_contender(tmp_path: Path) -> None:
     minute = over + bench.MINUTE
     assert bench.dry_base(minute) == bench.STREAM_TUNED
     cfg = bench.contender_configs([over, minute], 1)
-    assert cfg[minute] == {**cfg[over], "window_s": 60, "rest_window_s": 60}
+    assert cfg[minute] == {**cfg[over], "window_s": 60, "rest_window_s": 0}
+    # ioazd takes it (its own loader; a rest no longer than the window would be refused)
+    from ioaz.daemon.config import load_config
+    path = tmp_path / "minute.yaml"
+    path.write_text(json.dumps(cfg[minute]).replace("/mnt/ioaz", str(bench.REPO)))
+    assert load_config(path).window_s == 60
     ok = p.parse_args(["testbed", "--contenders", f"stream-tuned,{minute}", "--queue-depth", "1"])
     assert bench_cli.plan_from(ok).contenders == [bench.STREAM_TUNED, minute]
 

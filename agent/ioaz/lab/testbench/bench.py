@@ -66,7 +66,7 @@ MINUTE = "-minute"
 VARIANTS: dict[str, dict[str, Any]] = {RESTLESS: {"rest_window_s": 0},
                                        WBT_KERNEL: {"writeback_throttling": "kernel"},
                                        NO_IDLE: {"decide": {"idle_policy": None}},
-                                       MINUTE: {"window_s": 60, "rest_window_s": 60}}
+                                       MINUTE: {"window_s": 60, "rest_window_s": 0}}
 KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
