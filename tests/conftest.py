@@ -50,7 +50,7 @@ def need_schedulers(dev: str | None, *names: str) -> None:
 # Loop devices keep their queue settings across detach and re-attach: every test starts from,
 # and leaves behind, the kernel's defaults.
 LOOP_DEFAULTS = (("scheduler", "none"), ("rotational", "0"), ("nr_requests", "128"),
-                 ("read_ahead_kb", "128"))
+                 ("read_ahead_kb", "128"), ("wbt_lat_usec", "0"))
 
 
 def reset_queue(name: str) -> None:

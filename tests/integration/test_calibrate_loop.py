@@ -263,3 +263,46 @@ def test_workloads_on_files_run_on_a_file_system_made_on_the_disk(make_loop, tmp
         assert (mnt / "kept").read_text() == "x"
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
+
+
+def _calibrate_watching_wbt(dev: str, tmp_path: Path, *extra: str) -> tuple[set, str]:
+    """Calibrates under mq-deadline and kyber, reading (scheduler, wbt_lat_usec) meanwhile."""
+    import threading
+    seen: set[tuple[str, str]] = set()
+    done = threading.Event()
+    wbt = Path(f"/sys/block/{dev}/queue/wbt_lat_usec")
+
+    def watch() -> None:
+        while not done.is_set():
+            seen.add((scheduler(dev), wbt.read_text().strip()))
+            time.sleep(0.02)
+    t = threading.Thread(target=watch)
+    t.start()
+    try:
+        r = lab("calibrate", "--device", dev, "--destructive", "--probe", "diskstats",
+                "--ids", "1p-seq-write-1024k-t0-d1-g1_2-b", "--candidates", "deadline,kyber",
+                "--seconds", "1", "--out", str(tmp_path / f"wbt{len(extra)}.csv"), *extra)
+    finally:
+        done.set()
+        t.join()
+    assert r.returncode == 0, r.stderr
+    return seen, r.stderr
+
+
+def test_candidates_are_measured_with_writeback_throttling_as_ioazd_runs_them(make_loop,
+                                                                              tmp_path):
+    """On a rotating disk ioazd turns the kernel's writeback throttling off under every
+    scheduler, where the kernel keeps it on under all but bfq: so does the calibration, and
+    gives the disk its own setting back. `--writeback-throttling kernel` leaves it alone."""
+    need_tool("fio")
+    dev = make_loop(256)
+    queue = Path(f"/sys/block/{dev}/queue")
+    (queue / "rotational").write_text("1")
+    (queue / "wbt_lat_usec").write_text("75000")         # a rotating disk's target
+    seen, err = _calibrate_watching_wbt(dev, tmp_path)
+    assert "writeback throttling off under every candidate" in err
+    assert ("kyber", "0") in seen and ("mq-deadline", "0") in seen
+    assert (queue / "wbt_lat_usec").read_text().strip() == "75000"   # given back
+    seen, err = _calibrate_watching_wbt(dev, tmp_path, "--writeback-throttling", "kernel")
+    assert "as the kernel ties it" in err
+    assert {w for _, w in seen} == {"75000"}, seen

@@ -179,3 +179,51 @@ def test_every_run_gets_its_candidate_set_anew_from_the_originals(tmp_path):
     q.restore()
     assert [v for _, key, v in k.log if key == sf.SCHEDULER] == [
         "bfq", "mq-deadline", "bfq", "mq-deadline", "kyber", "mq-deadline"]
+
+
+def test_candidates_run_with_writeback_throttling_off_as_ioazd_runs_a_rotating_disk(tmp_path):
+    # the kernel ties throttling to the scheduler (off under bfq only); ioazd turns it off under
+    # every scheduler on a rotating disk, so the calibration measures each candidate that way
+    from fake_sysfs import FakeKernel
+    from ioaz import sysblock as sf
+    from ioaz.actuate.actuator import Actuator
+    from ioaz.actuate.state import StateStore
+
+    k = FakeKernel(tmp_path / "sys")
+    k.add_device("sdb", active="mq-deadline", queue_depth=1, dev="8:16", rotational=True)
+    (k.device_dir("sdb") / sf.WBT_LAT_USEC).write_text("75000\n")
+    act = Actuator(k, StateStore(tmp_path / "run"), sleep=lambda s: None)
+    queue, note = realcal.run_queue("sdb", act, k, "auto")
+    assert "off under every candidate" in note
+    k.log.clear()
+    q = realcal.Candidates("sdb", act, queue)
+    seen = []
+    for sched in ("kyber", "mq-deadline"):
+        q.set(sched, {})
+        seen.append(k.read("sdb", sf.WBT_LAT_USEC))
+    q.restore()
+    assert seen == ["0", "0"]
+    assert k.read("sdb", sf.WBT_LAT_USEC) == "75000"          # the original given back
+
+    # `kernel`: never written, whatever the scheduler
+    queue, note = realcal.run_queue("sdb", act, k, "kernel")
+    assert queue is None and "as the kernel ties it" in note
+    k.log.clear()
+    q = realcal.Candidates("sdb", act, queue)
+    q.set("kyber", {})
+    q.restore()
+    assert [key for _, key, _ in k.log if key == sf.WBT_LAT_USEC] == []
+
+
+def test_a_disk_that_does_not_spin_keeps_its_writeback_throttling(tmp_path):
+    from fake_sysfs import FakeKernel
+    from ioaz import sysblock as sf
+    from ioaz.actuate.actuator import Actuator
+    from ioaz.actuate.state import StateStore
+
+    k = FakeKernel(tmp_path / "sys")
+    k.add_device("nvme0n1", active="none", dev="259:0", rotational=False)
+    (k.device_dir("nvme0n1") / sf.WBT_LAT_USEC).write_text("2000\n")
+    act = Actuator(k, StateStore(tmp_path / "run"), sleep=lambda s: None)
+    queue, note = realcal.run_queue("nvme0n1", act, k, "auto")
+    assert queue is None and "not a rotating disk" in note

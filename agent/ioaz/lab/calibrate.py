@@ -23,6 +23,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..actuate.knob_rules import WRITEBACK_THROTTLING
 from ..learn import curve, grid
 from ..learn.dataset import DatasetWriter
 from ..learn.progress import Progress
@@ -95,6 +96,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="allow writing to the device (its contents are destroyed)")
     p.add_argument("--probe", choices=PROBE_CHOICES, default="auto",
                    help="feature source on a real device")
+    p.add_argument("--writeback-throttling", choices=WRITEBACK_THROTTLING, default="auto",
+                   help="with --device: auto (default) measures every candidate as ioazd runs "
+                        "it with its default goal, the kernel's writeback throttling off on a "
+                        "rotating disk; kernel leaves it as the kernel ties it to the "
+                        "scheduler (off under bfq only), as ioazd runs the latency goal")
     p.add_argument("--state-dir", help="where a real device's original settings are kept "
                    "until the calibration gives them back (default /run/ioaz/calibrate)")
 

@@ -27,6 +27,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..actuate import Actuator, Realisation, StateStore, recover
+from ..actuate.knob_rules import writeback_throttling
+from ..actuate.types import QueueSettings
 from ..classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ..classify.types import WindowFeatures
 from ..decide import load_policies, resolve
@@ -167,14 +169,14 @@ class Candidates:
     kernel keeps an elevator written again.)
     """
 
-    def __init__(self, name: str, act: Actuator) -> None:
-        self.name, self.act = name, act
+    def __init__(self, name: str, act: Actuator, queue: QueueSettings | None = None) -> None:
+        self.name, self.act, self.queue = name, act, queue
         self.current: tuple[str, dict[str, int | str]] | None = None
 
     def set(self, sched: str, knobs: dict[str, int | str]) -> None:
         if self.current is not None:
             self.restore()
-        res = self.act.apply(self.name, Realisation(sched, dict(knobs)))
+        res = self.act.apply(self.name, Realisation(sched, dict(knobs)), self.queue)
         if not res.ok:
             raise RuntimeError(f"cannot set {sched} {knobs} on {self.name}: "
                                f"{'; '.join(res.errors)}")
@@ -186,6 +188,26 @@ class Candidates:
         if not res.ok:
             raise RuntimeError(f"cannot restore {self.name}: {'; '.join(res.errors)}; its "
                                f"originals stay in {self.act.state.path}")
+
+
+def run_queue(name: str, act: Actuator, sysfs: BlockSysfs,
+              mode: str) -> tuple[QueueSettings | None, str]:
+    """The queue settings every candidate runs with, and what they say, for the log.
+
+    The kernel ties its writeback throttling to the scheduler (bfq turns it off for itself, the
+    others keep the 75 ms target on a rotating disk) until someone writes queue/wbt_lat_usec,
+    and ioazd writes it: off on a rotating disk under whatever scheduler runs, unless the goal is
+    latency (knob_rules.writeback_throttling). Measured with the kernel's tie, a buffered
+    writer's result under each candidate would carry a write-back policy ioazd does not run it
+    with (docs/testbed.md, "Calibrated with writeback throttling as ioazd runs it").
+    """
+    if mode == "kernel":
+        return None, "writeback throttling as the kernel ties it to each scheduler"
+    wbt = writeback_throttling(act.device_info(name), "mean", mode)
+    if wbt is None or not sysfs.has(name, "queue/wbt_lat_usec"):
+        return None, "writeback throttling left as it is (not a rotating disk)"
+    return QueueSettings(wbt_lat_usec=wbt), \
+        "writeback throttling off under every candidate, as ioazd runs a rotating disk"
 
 
 def region_bytes(size_bytes: int, span_gb: float = FILE_GB) -> int:
@@ -407,12 +429,13 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
     source, why = open_source(args.probe, sysfs=sysfs)
     if why:
         print(f"probe: {why}", file=sys.stderr)
-    q = Candidates(name, act)
+    queue, wbt_note = run_queue(name, act, sysfs, getattr(args, "writeback_throttling", "auto"))
+    q = Candidates(name, act, queue)
     jobs = job_order(works, list(cands), range(args.first_rep, args.first_rep + args.reps))
     bar = Progress(len(jobs), f"calibrate {name}")
     print(f"candidates on {name}: " + ", ".join(
         f"{p}={s}" + ("[" + ",".join(f"{k}={v}" for k, v in kn.items()) + "]" if kn else "")
-        for p, (s, kn) in cands.items()), file=sys.stderr)
+        for p, (s, kn) in cands.items()) + f"; {wbt_note}", file=sys.stderr)
     state_dir = Path(getattr(args, "state_dir", None) or DEFAULT_STATE_DIR)
     try:
         with DatasetWriter(out) as ds, ExitStack() as stack:
