@@ -193,26 +193,28 @@ def test_candidates_run_with_writeback_throttling_off_as_ioazd_runs_a_rotating_d
     k.add_device("sdb", active="mq-deadline", queue_depth=1, dev="8:16", rotational=True)
     (k.device_dir("sdb") / sf.WBT_LAT_USEC).write_text("75000\n")
     act = Actuator(k, StateStore(tmp_path / "run"), sleep=lambda s: None)
-    queue, note = realcal.run_queue("sdb", act, k, "auto")
-    assert "off under every candidate" in note
-    k.log.clear()
-    q = realcal.Candidates("sdb", act, queue)
+    mode, note = realcal.wbt_mode("sdb", act, k, "auto")
+    assert mode == "off" and "off under every candidate" in note
+    q = realcal.Candidates("sdb", act, mode)
     seen = []
-    for sched in ("kyber", "mq-deadline"):
+    for sched in ("kyber", "mq-deadline", "bfq"):
         q.set(sched, {})
         seen.append(k.read("sdb", sf.WBT_LAT_USEC))
     q.restore()
-    assert seen == ["0", "0"]
+    assert seen == ["0", "0", "0"]
     assert k.read("sdb", sf.WBT_LAT_USEC) == "75000"          # the original given back
 
-    # `kernel`: never written, whatever the scheduler
-    queue, note = realcal.run_queue("sdb", act, k, "kernel")
-    assert queue is None and "as the kernel ties it" in note
-    k.log.clear()
-    q = realcal.Candidates("sdb", act, queue)
-    q.set("kyber", {})
+    # `kernel`: the kernel's tie, written with each candidate, since a restore ended it
+    mode, note = realcal.wbt_mode("sdb", act, k, "kernel")
+    assert mode == "kernel" and "as the kernel ties it" in note
+    q = realcal.Candidates("sdb", act, mode)
+    seen = []
+    for sched in ("kyber", "bfq", "mq-deadline"):
+        q.set(sched, {})
+        seen.append(k.read("sdb", sf.WBT_LAT_USEC))
     q.restore()
-    assert [key for _, key, _ in k.log if key == sf.WBT_LAT_USEC] == []
+    assert seen == ["-1", "0", "-1"]                          # -1: the kernel's own target
+    assert k.read("sdb", sf.WBT_LAT_USEC) == "75000"
 
 
 def test_a_disk_that_does_not_spin_keeps_its_writeback_throttling(tmp_path):
@@ -225,5 +227,10 @@ def test_a_disk_that_does_not_spin_keeps_its_writeback_throttling(tmp_path):
     k.add_device("nvme0n1", active="none", dev="259:0", rotational=False)
     (k.device_dir("nvme0n1") / sf.WBT_LAT_USEC).write_text("2000\n")
     act = Actuator(k, StateStore(tmp_path / "run"), sleep=lambda s: None)
-    queue, note = realcal.run_queue("nvme0n1", act, k, "auto")
-    assert queue is None and "not a rotating disk" in note
+    mode, note = realcal.wbt_mode("nvme0n1", act, k, "auto")
+    assert mode is None and "not a rotating disk" in note
+    k.log.clear()
+    q = realcal.Candidates("nvme0n1", act, mode)
+    q.set("kyber", {})
+    q.restore()
+    assert [key for _, key, _ in k.log if key == sf.WBT_LAT_USEC] == []

@@ -119,6 +119,14 @@ def writeback_throttling(device: DeviceInfo, goal: str, mode: str = "auto") -> i
     return 0
 
 
+def kernel_writeback_throttling(scheduler: str) -> int:
+    """queue/wbt_lat_usec as the kernel ties it to the scheduler on a fresh boot: bfq turns
+    throttling off for itself, the others keep the kernel's target (-1 writes it). The kernel
+    keeps that tie only until someone writes the file (ioazd does), so to reproduce it after
+    that, write this with each scheduler."""
+    return 0 if scheduler == "bfq" else -1
+
+
 def tune(realisation: Realisation, features: WindowFeatures | None,
          device: DeviceInfo, queue: QueueSettings | None = None) -> Tuning:
     """The knobs and queue settings to apply with `realisation`, each rule's reason recorded.

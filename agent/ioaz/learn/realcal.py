@@ -27,7 +27,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 from ..actuate import Actuator, Realisation, StateStore, recover
-from ..actuate.knob_rules import writeback_throttling
+from ..actuate.knob_rules import kernel_writeback_throttling, writeback_throttling
 from ..actuate.types import QueueSettings
 from ..classify.classes import DEFAULT_THRESHOLDS, load_thresholds
 from ..classify.types import WindowFeatures
@@ -169,14 +169,19 @@ class Candidates:
     kernel keeps an elevator written again.)
     """
 
-    def __init__(self, name: str, act: Actuator, queue: QueueSettings | None = None) -> None:
-        self.name, self.act, self.queue = name, act, queue
+    def __init__(self, name: str, act: Actuator, wbt: str | None = None) -> None:
+        self.name, self.act, self.wbt = name, act, wbt
         self.current: tuple[str, dict[str, int | str]] | None = None
 
     def set(self, sched: str, knobs: dict[str, int | str]) -> None:
         if self.current is not None:
             self.restore()
-        res = self.act.apply(self.name, Realisation(sched, dict(knobs)), self.queue)
+        queue = None
+        if self.wbt == "off":
+            queue = QueueSettings(wbt_lat_usec=0)
+        elif self.wbt == "kernel":
+            queue = QueueSettings(wbt_lat_usec=kernel_writeback_throttling(sched))
+        res = self.act.apply(self.name, Realisation(sched, dict(knobs)), queue)
         if not res.ok:
             raise RuntimeError(f"cannot set {sched} {knobs} on {self.name}: "
                                f"{'; '.join(res.errors)}")
@@ -190,24 +195,26 @@ class Candidates:
                                f"originals stay in {self.act.state.path}")
 
 
-def run_queue(name: str, act: Actuator, sysfs: BlockSysfs,
-              mode: str) -> tuple[QueueSettings | None, str]:
-    """The queue settings every candidate runs with, and what they say, for the log.
+def wbt_mode(name: str, act: Actuator, sysfs: BlockSysfs, mode: str) -> tuple[str | None, str]:
+    """How each candidate's writeback throttling is set (Candidates: "off", "kernel" or None,
+    left alone), and what that says, for the log.
 
     The kernel ties its writeback throttling to the scheduler (bfq turns it off for itself, the
     others keep the 75 ms target on a rotating disk) until someone writes queue/wbt_lat_usec,
     and ioazd writes it: off on a rotating disk under whatever scheduler runs, unless the goal is
     latency (knob_rules.writeback_throttling). Measured with the kernel's tie, a buffered
     writer's result under each candidate would carry a write-back policy ioazd does not run it
-    with (docs/testbed.md, "Calibrated with writeback throttling as ioazd runs it").
+    with (docs/testbed.md, "Calibrated with writeback throttling as ioazd runs it"). The tie
+    holds only until someone writes queue/wbt_lat_usec, and this calibration's restore does, so
+    `kernel` writes the tie with each candidate (knob_rules.kernel_writeback_throttling).
     """
+    if not sysfs.has(name, "queue/wbt_lat_usec"):
+        return None, "no writeback throttling on this disk"
     if mode == "kernel":
-        return None, "writeback throttling as the kernel ties it to each scheduler"
-    wbt = writeback_throttling(act.device_info(name), "mean", mode)
-    if wbt is None or not sysfs.has(name, "queue/wbt_lat_usec"):
+        return "kernel", "writeback throttling as the kernel ties it to each scheduler"
+    if writeback_throttling(act.device_info(name), "mean", mode) is None:
         return None, "writeback throttling left as it is (not a rotating disk)"
-    return QueueSettings(wbt_lat_usec=wbt), \
-        "writeback throttling off under every candidate, as ioazd runs a rotating disk"
+    return "off", "writeback throttling off under every candidate, as ioazd runs a rotating disk"
 
 
 def region_bytes(size_bytes: int, span_gb: float = FILE_GB) -> int:
@@ -429,8 +436,8 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
     source, why = open_source(args.probe, sysfs=sysfs)
     if why:
         print(f"probe: {why}", file=sys.stderr)
-    queue, wbt_note = run_queue(name, act, sysfs, getattr(args, "writeback_throttling", "auto"))
-    q = Candidates(name, act, queue)
+    wbt, wbt_note = wbt_mode(name, act, sysfs, getattr(args, "writeback_throttling", "auto"))
+    q = Candidates(name, act, wbt)
     jobs = job_order(works, list(cands), range(args.first_rep, args.first_rep + args.reps))
     bar = Progress(len(jobs), f"calibrate {name}")
     print(f"candidates on {name}: " + ", ".join(

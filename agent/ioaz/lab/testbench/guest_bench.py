@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ioaz.actuate import Actuator, QueueSettings, Realisation, StateStore, recover
+from ioaz.actuate.knob_rules import kernel_writeback_throttling
 from ioaz.lab.testbench.guest_trace import BfqTrace, VmSampler, mount_tracefs
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.sysblock import BlockSysfs
@@ -38,14 +39,6 @@ from ioaz.sysblock import BlockSysfs
 RESULTS = Path(os.environ.get("IOAZ_RESULTS", "/mnt/results"))
 STATE_DIR = Path("/run/ioaz-bench/static")
 FS = "/mnt/fs"
-
-
-# The kernel ties writeback throttling to the scheduler (bfq turns it off, the others keep the
-# kernel's target, -1) only until someone writes queue/wbt_lat_usec: ioazd does, and the value
-# it puts back at exit is then fixed under every scheduler. So a static contender sets it as
-# the kernel would have for its scheduler on a fresh boot.
-def kernel_wbt(scheduler: str) -> int:
-    return 0 if scheduler == "bfq" else -1
 
 
 # `lateN@STATIC`: the kernel's default for the run's first N s, then STATIC, set as a static
@@ -415,7 +408,7 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
         sched, knobs = plan.get("tuned", {}).get(static) or knobbed(static) or (static, {})
         for d in devs:
             res = act.apply(d, Realisation(sched, dict(knobs)),
-                            QueueSettings(wbt_lat_usec=kernel_wbt(sched)))
+                            QueueSettings(wbt_lat_usec=kernel_writeback_throttling(sched)))
             if not res.ok:
                 raise RuntimeError(f"{d}: switching to {static}: {'; '.join(res.errors)}")
 
@@ -434,7 +427,8 @@ def run_one(plan: dict[str, Any], w: Workload, contender: str, rnd: int,
                 # the originals saved first (the default's own throttling written), since the
                 # helper's switch is not the actuator's
                 now = act.sysfs.scheduler(disk).active
-                res = act.apply(disk, Realisation(now), QueueSettings(wbt_lat_usec=kernel_wbt(now)))
+                res = act.apply(disk, Realisation(now),
+                                QueueSettings(wbt_lat_usec=kernel_writeback_throttling(now)))
                 if not res.ok:
                     raise RuntimeError(f"{disk}: {'; '.join(res.errors)}")
                 sched = (knobbed(static or "") or (static, {}))[0]
