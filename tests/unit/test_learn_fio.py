@@ -181,6 +181,17 @@ def test_every_run_gets_its_candidate_set_anew_from_the_originals(tmp_path):
         "bfq", "mq-deadline", "bfq", "mq-deadline", "kyber", "mq-deadline"]
 
 
+def _wbt_under(q, k, scheds) -> list[str]:
+    """queue/wbt_lat_usec under each scheduler Candidates sets in turn, then restores."""
+    from ioaz import sysblock as sf
+    seen = []
+    for sched in scheds:
+        q.set(sched, {})
+        seen.append(k.read(q.name, sf.WBT_LAT_USEC))
+    q.restore()
+    return seen
+
+
 def test_candidates_run_with_writeback_throttling_off_as_ioazd_runs_a_rotating_disk(tmp_path):
     # the kernel ties throttling to the scheduler (off under bfq only); ioazd turns it off under
     # every scheduler on a rotating disk, so the calibration measures each candidate that way
@@ -195,25 +206,15 @@ def test_candidates_run_with_writeback_throttling_off_as_ioazd_runs_a_rotating_d
     act = Actuator(k, StateStore(tmp_path / "run"), sleep=lambda s: None)
     mode, note = realcal.wbt_mode("sdb", act, k, "auto")
     assert mode == "off" and "off under every candidate" in note
-    q = realcal.Candidates("sdb", act, mode)
-    seen = []
-    for sched in ("kyber", "mq-deadline", "bfq"):
-        q.set(sched, {})
-        seen.append(k.read("sdb", sf.WBT_LAT_USEC))
-    q.restore()
-    assert seen == ["0", "0", "0"]
+    assert _wbt_under(realcal.Candidates("sdb", act, mode), k, ("kyber", "mq-deadline", "bfq")) \
+        == ["0", "0", "0"]
     assert k.read("sdb", sf.WBT_LAT_USEC) == "75000"          # the original given back
 
     # `kernel`: the kernel's tie, written with each candidate, since a restore ended it
     mode, note = realcal.wbt_mode("sdb", act, k, "kernel")
     assert mode == "kernel" and "as the kernel ties it" in note
-    q = realcal.Candidates("sdb", act, mode)
-    seen = []
-    for sched in ("kyber", "bfq", "mq-deadline"):
-        q.set(sched, {})
-        seen.append(k.read("sdb", sf.WBT_LAT_USEC))
-    q.restore()
-    assert seen == ["-1", "0", "-1"]                          # -1: the kernel's own target
+    assert _wbt_under(realcal.Candidates("sdb", act, mode), k, ("kyber", "bfq", "mq-deadline")) \
+        == ["-1", "0", "-1"]                                  # -1: the kernel's own target
     assert k.read("sdb", sf.WBT_LAT_USEC) == "75000"
 
 
