@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -132,9 +133,25 @@ def test_simulator_comparison() -> None:
     assert bench_sim.compare(real, {f"phases:{ph[0]}": {"mq-deadline": 3.0, "stream": 9.0}}) \
         == {}
     twins = bench_sim.twins(5, 5)
-    assert set(twins) == {"par-read", *(f"phases:{p}" for p in ph)}
+    contrast = workloads.BY_NAME["phases-contrast"].phases
+    assert set(twins) == {"par-read", *(f"phases:{p}" for p in ph),
+                          *(f"phases-contrast:{p}" for p in contrast)}
     # the bench's fio workloads are O_DIRECT: the elevators see every twin request as sync
     assert all(q.direct for w in twins.values() for p in w.phases for q in p.procs)
+
+
+def test_each_mix_phase_runs_as_many_fio_jobs_as_its_twin_has_processes() -> None:
+    from ioaz.lab.testbench import bench_sim
+    twins = bench_sim.twins(5, 5)
+    for mix in ("phases", "phases-contrast"):
+        script = workloads.BY_NAME[mix].script
+        for p in workloads.BY_NAME[mix].phases:
+            group = script.split(f"[{p}]\n", 1)[1].split("\n[", 1)[0]
+            jobs = int(re.search(r"numjobs=(\d+)", group).group(1))
+            procs = twins[f"{mix}:{p}"].phases[0].procs
+            assert jobs == len(procs), (mix, p)
+            # the twin's writers write and its readers read, as the group does
+            assert {q.op for q in procs} == {"write" if "rw=write" in group else "read"}
 
 
 def test_the_simulator_gives_stream_tuneds_stand_in_the_plans_knobs(monkeypatch) -> None:

@@ -114,7 +114,7 @@ class Plan:
 
     def seconds(self) -> float:
         """A rough length of the guest's part, for the timeout and for the operator."""
-        per = sum(4 * self.phase_s if w.phases else
+        per = sum(len(w.phases) * self.phase_s if w.phases else
                   (30.0 if w.parser == "dd" else self.runtime_s) for w in self.workloads)
         return self.rounds * len(self.contenders) * (per + 12 * len(self.workloads))
 

@@ -215,7 +215,7 @@ def run_bench(args: argparse.Namespace) -> dict[str, Any]:
     plan = json.loads((out / "guest" / "plan.json").read_text())
     sim = bench_sim.simulate(meta["model"], qd, meta["phase_s"], meta["runtime_s"],
                              [c for c in analysis["contenders"] if c in bench_sim.STAND_IN], tags,
-                             plan.get("tuned"))
+                             plan.get("tuned"), ran=set(table))
     bench_report.write_sim(rep, bench_sim.compare(bench_sim.real_means(table), sim), qd, tags)
     md = rep.write()
     return {"summary": rep.summary, "report": str(md)}

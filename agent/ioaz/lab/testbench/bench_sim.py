@@ -21,9 +21,10 @@ STAND_IN = {"none": "none", "mq-deadline": "deadline", "bfq": "bfq", "kyber": "k
 def twins(phase_s: float, runtime_s: float) -> dict[str, Any]:
     """workload name -> its simulator twin; a mix's phases each under "MIX:PHASE". The bench's
     raw-disk workloads are O_DIRECT (workloads.RAW_FIO), so the kernel's elevators see even
-    the mix's 8-deep libaio writer as synchronous (REQ_SYNC): every twin process is `direct`,
-    as the calibration's twins are (learn/simcal.py). The simulator's own phases mix keeps
-    IOAZ's write-back writer."""
+    the mixes' 8-deep libaio writers as synchronous (REQ_SYNC): every twin process is `direct`,
+    as the calibration's twins are (learn/simcal.py). The simulator's own mixes keep IOAZ's
+    write-back writers."""
+    from ioaz.lab.simsuites.adaptive import phases_contrast
     from ioaz.sim.workloads import Phase, Workload, par_read, phases_mix
 
     def direct(p: Phase) -> Phase:
@@ -31,21 +32,22 @@ def twins(phase_s: float, runtime_s: float) -> dict[str, Any]:
 
     out: dict[str, Any] = {"par-read": Workload("par-read", [direct(par_read(runtime_s)
                                                                    .phases[0])])}
-    names = BY_NAME["phases"].phases
-    for name, p in zip(names, phases_mix(phase_s).phases, strict=True):
-        out[f"phases:{name}"] = Workload(name, [direct(p)])
+    for mix, sim_mix in (("phases", phases_mix), ("phases-contrast", phases_contrast)):
+        for name, p in zip(BY_NAME[mix].phases, sim_mix(phase_s).phases, strict=True):
+            out[f"{mix}:{name}"] = Workload(name, [direct(p)])
     return out
 
 
 def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: float,
              schedulers: list[str], tags: int,
-             tuned: dict[str, Any] | None = None) -> dict[str, dict[str, float]]:
+             tuned: dict[str, Any] | None = None, ran: set[str] | None = None
+             ) -> dict[str, dict[str, float]]:
     """workload (or MIX:PHASE) -> kernel scheduler -> simulated MB/s, with the guest kernel's
     request limits for `tags` command slots (bench.guest_tags; sim/schedulers
     blk_mq_nr_requests). The drive's queue depth is not the tags: at depth 1 the guest's
     elevators still hold 64 requests, and so must their stand-ins. `tuned`: contender ->
     [scheduler, knobs], as the plan gave them (bench.tuned_statics); the stand-in gets the
-    same knobs."""
+    same knobs. `ran`: only the twins of these workloads (default: every twin)."""
     from ioaz.sim.devices import load_device
     from ioaz.sim.engine import simulate as run_sim
     from ioaz.sim.schedulers import blk_mq_nr_requests
@@ -53,6 +55,8 @@ def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: flo
     dev_kw = {"queue_depth": queue_depth} if queue_depth else {}
     out: dict[str, dict[str, float]] = {}
     for name, wl in twins(phase_s, runtime_s).items():
+        if ran is not None and name.split(":")[0] not in ran:
+            continue
         out[name] = {}
         for s in schedulers:
             if s in STAND_IN:

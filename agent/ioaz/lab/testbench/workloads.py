@@ -40,31 +40,48 @@ class Workload:
     figure: str = "app"
 
 
-# The simulator's phases mix (sim/workloads.py phases_mix): par-read, 16 random readers, one
-# sequential writer, 4 sequential readers; each process in its own 1 GB region. Every group runs
-# O_DIRECT (RAW_FIO): the simulator's asynchronous writer is libaio 8 deep here, not the page
-# cache's write-back.
+# The simulator's phase-changing mixes on the raw disk, each process in its own 1 GB region, as
+# the simulator lays them out. Every group runs O_DIRECT (RAW_FIO): the simulator's
+# asynchronous writers are libaio 8 deep here, not the page cache's write-back.
 # Each group's jobs first run `date` (exec_prerun; fio writes its output to NAME.prerun.txt in
 # its working directory): fio starts a stonewalled group only once the last one's jobs have
 # exited, so the phases drift from PHASE s apart, and the report's switch lags (lag.py) need
 # when each really began.
 _STAMP = "exec_prerun=date +%s.%N\n"
-_MIX = (
-    "[global]\ntime_based\nruntime=${PHASE}\n"
-    f"[par-read]\nstonewall\nnew_group\n{_STAMP}rw=read\nbs=4k\nioengine=psync\nnumjobs=4\n"
-    "offset=10g\noffset_increment=50g\nsize=1g\n"
-    f"[rand-read-16]\nstonewall\nnew_group\n{_STAMP}rw=randread\nbs=4k\nioengine=psync\n"
-    "numjobs=16\noffset=1g\noffset_increment=1200m\nsize=1g\n"
-    f"[seq-write]\nstonewall\nnew_group\n{_STAMP}rw=write\nbs=128k\nioengine=libaio\n"
-    "iodepth=8\noffset=1g\nsize=1g\n"
-    f"[seq-read-4]\nstonewall\nnew_group\n{_STAMP}rw=read\nbs=128k\nioengine=psync\n"
-    "numjobs=4\noffset=1g\noffset_increment=1200m\nsize=1g\n")
-MIX_PHASES = ("par-read", "rand-read-16", "seq-write", "seq-read-4")
-# $OUT.starts: "PHASE EPOCH" per phase (the last of its jobs' stamps: they start together)
-_RUN_MIX = ("cat > /tmp/mix.fio <<EOF\n" + _MIX + "EOF\n"
-            "d=$(mktemp -d) && cd $d && " + RAW_FIO + " /tmp/mix.fio > $OUT; rc=$?\n"
-            "for p in " + " ".join(MIX_PHASES) + "; do echo $p $(cat $p.prerun.txt); done "
-            "> $OUT.starts; cd /; rm -rf $d; exit $rc")
+_PAR_READ = ("rw=read\nbs=4k\nioengine=psync\nnumjobs=4\noffset=10g\noffset_increment=50g\n"
+             "size=1g\n")
+
+
+def _readers(n: int, rw: str, bs: str) -> str:
+    return (f"rw={rw}\nbs={bs}\nioengine=psync\nnumjobs={n}\noffset=1g\n"
+            "offset_increment=1200m\nsize=1g\n")
+
+
+def _writers(n: int) -> str:
+    return (f"rw=write\nbs=128k\nioengine=libaio\niodepth=8\nnumjobs={n}\noffset=1g\n"
+            "offset_increment=1200m\nsize=1g\n")
+
+
+def _mix_script(name: str, groups: tuple[tuple[str, str], ...]) -> str:
+    """A fio job file of stonewalled groups (phase name, its options), PHASE s each; $OUT.starts
+    gets "PHASE EPOCH" per phase (the last of its jobs' stamps: they start together)."""
+    job = "[global]\ntime_based\nruntime=${PHASE}\n" + "".join(
+        f"[{g}]\nstonewall\nnew_group\n{_STAMP}{opts}" for g, opts in groups)
+    return (f"cat > /tmp/{name}.fio <<EOF\n{job}EOF\n"
+            f"d=$(mktemp -d) && cd $d && {RAW_FIO} /tmp/{name}.fio > $OUT; rc=$?\n"
+            "for p in " + " ".join(g for g, _ in groups) + "; do echo $p $(cat $p.prerun.txt); "
+            "done > $OUT.starts; cd /; rm -rf $d; exit $rc")
+
+
+# sim/workloads.py phases_mix: par-read, 16 random readers, one sequential writer, 4
+# sequential readers
+_PHASES = (("par-read", _PAR_READ), ("rand-read-16", _readers(16, "randread", "4k")),
+           ("seq-write", _writers(1)), ("seq-read-4", _readers(4, "read", "128k")))
+# lab/simsuites/adaptive.py phases_contrast: par-read, 16 sequential writers, 16 sequential
+# readers; in the simulator each phase was won by a different scheduler (chosen so, before any
+# agent ran on it: the mix asks whether switching pays where no single scheduler wins all)
+_CONTRAST = (("par-read", _PAR_READ), ("seq-write-16", _writers(16)),
+             ("seq-read-16", _readers(16, "read", "128k")))
 
 
 # S (Algodev-github/S) throughput tests: N readers and M writers on files of their own, through
@@ -96,12 +113,15 @@ _SYSBENCH = ("cd $FS/sb && sysbench fileio --file-num=16 --file-total-size=2G --
              "--time=$RT --file-fsync-freq=0 --percentile=99")
 
 WORKLOADS: tuple[Workload, ...] = (
-    Workload("phases", "mixed", "fio",
-             _RUN_MIX,
+    Workload("phases", "mixed", "fio", _mix_script("phases", _PHASES),
              "the simulator's phases mix on the raw disk, PHASE s each: par-read, 16 random "
              "4 KiB readers, one 128 KiB writer 8 deep (libaio), 4 sequential 128 KiB readers, all "
              "O_DIRECT",
-             disk="raw", phases=MIX_PHASES),
+             disk="raw", phases=tuple(g for g, _ in _PHASES)),
+    Workload("phases-contrast", "mixed", "fio", _mix_script("phases-contrast", _CONTRAST),
+             "the simulator's phases-contrast mix on the raw disk, PHASE s each: par-read, 16 "
+             "sequential 128 KiB writers 8 deep (libaio), 16 sequential 128 KiB readers, all "
+             "O_DIRECT", disk="raw", phases=tuple(g for g, _ in _CONTRAST)),
     Workload("par-read", "seq", "fio",
              f"{RAW_FIO} --name=par-read --rw=read --bs=4k --ioengine=psync --numjobs=4 "
              "--offset=10g --offset_increment=50g --size=1g --runtime=$RT > $OUT",
