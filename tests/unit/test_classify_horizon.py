@@ -46,6 +46,43 @@ def test_a_process_that_touched_the_disk_once_does_not_count():
     assert h.pids() == {1, 2, 3}
 
 
+def test_writers_a_scheduler_holds_back_stay_in_the_class_while_members():
+    # 16 writers all served, then mq-deadline's way: one writer keeps the disk and the others'
+    # requests wait, so they submit nothing, for longer than the 4 s horizon
+    h = ProcessHorizon(windows=4, min_share=0.02, horizon_s=4.0, membership_s=10.0)
+    writers = set(range(16))
+    for _ in range(2):
+        assert h.add({p: 40 for p in writers}, window_s=1.0) == 16
+    # the horizon counts them until the one writer's bios crowd them under 2% of it (at 4 s),
+    # membership 10 s more
+    held = [h.add({0: 700}, alive=writers - {0}, window_s=1.0) for _ in range(12)]
+    assert held == [16] * 12
+    assert h.add({0: 700}, alive=writers - {0}, window_s=1.0) == 1   # then they leave
+    # without a membership the horizon alone drops them after 4 s (the count followed the
+    # scheduler in force)
+    h0 = ProcessHorizon(windows=4, min_share=0.02, horizon_s=4.0)
+    h0.add({p: 40 for p in writers}, window_s=1.0)
+    assert [h0.add({0: 700}, alive=writers - {0}, window_s=1.0) for _ in range(5)][-1] == 1
+
+
+def test_a_member_that_exits_leaves_at_once_and_a_passer_by_never_joins():
+    h = ProcessHorizon(windows=4, min_share=0.02, horizon_s=4.0, membership_s=10.0)
+    h.add({1: 500, 2: 500, 3: 5}, window_s=1.0)     # 3 touched the disk once: under 2%
+    assert h.members.keys() == {1, 2}
+    assert h.add({1: 500}, alive={3}, window_s=1.0) == 1   # 2 exited; 3 is no member
+    assert h.pids() == {1, 2, 3}                    # 2's liveness is asked once more
+    assert h.add({1: 500}, window_s=1.0) == 1 and h.members.keys() == {1}
+
+
+def test_membership_runs_on_the_simulators_windows_of_one_length():
+    # the simulator gives no window_s to add: the horizon's window length stands in
+    h = ProcessHorizon.of(Thresholds(process_horizon_s=1, process_membership_s=3), 0.5)
+    h.add({1: 100, 2: 100})
+    counts = [h.add({1: 100, 2: 0}) for _ in range(8)]   # 2 alive, silent
+    # the horizon (two windows) counts it at 1.0 s; a member for 3 s after, then gone
+    assert counts == [2] * 7 + [1]
+
+
 def test_horizon_length_in_windows():
     assert ProcessHorizon.windows_for(4, 1.0) == 4
     assert ProcessHorizon.windows_for(4, 0.5) == 8

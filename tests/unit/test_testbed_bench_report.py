@@ -303,6 +303,29 @@ def test_the_guest_sets_the_static_contender_a_dry_control_observes(tmp_path: Pa
     assert written["dry_over"] == {minute: "bfq"}
 
 
+def test_a_contender_without_membership_gets_its_own_thresholds(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """`-nomember`: the shipped thresholds with process_membership_s 0, written beside the
+    plan where the guest reads it; the contender without the suffix keeps the shipped file."""
+    from ioaz.classify.classes import load_thresholds
+    from ioaz.lab.testbench import bench
+
+    plain, nomember = bench.KERNEL_MODEL, bench.KERNEL_MODEL + bench.NO_MEMBER
+    cfg = bench.contender_configs([plain, nomember], 1)
+    assert cfg[nomember] == {**cfg[plain], "thresholds": "/mnt/results/"
+                             + bench.NO_MEMBER_THRESHOLDS}
+    monkeypatch.setattr(bench.vm, "run", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("no boot in a unit test")))
+    plan = bench.Plan(workloads=[workloads.BY_NAME["par-read"]], contenders=[plain, nomember],
+                      path_credit_us=350.0)
+    with pytest.raises(RuntimeError, match="no boot"):
+        bench.run(plan, tmp_path)
+    written = load_thresholds(tmp_path / "guest" / bench.NO_MEMBER_THRESHOLDS)
+    shipped = load_thresholds()
+    assert shipped.process_membership_s > 0 and written.process_membership_s == 0
+    assert written == type(shipped)(**{**shipped.__dict__, "process_membership_s": 0.0})
+
+
 def test_stream_tuned_counts_as_a_static_contender_in_the_report() -> None:
     """The best static scheduler is the best contender set once and left, stream-tuned
     included: a report that left it out once called ioazd 1.35x the best static on a mix

@@ -33,12 +33,14 @@ class Thresholds:
     # keeps the previous class: its ratios would be noise, and with none a merge ratio.
     min_sampled_bios: int = 16
     process_horizon_s: float = 4.0
+    process_membership_s: float = 10.0
     deep_min_depth_per_process: float = 3.0
 
 
 # numeric settings that are not ratios (0 to 1): their range and what they count
 _RANGES: dict[str, tuple[int, int, str]] = {
     "process_horizon_s": (0, 3600, "a number of seconds"),
+    "process_membership_s": (0, 3600, "a number of seconds"),
     "deep_min_depth_per_process": (1, 1024, "a number of requests"),
 }
 

@@ -8,6 +8,16 @@ counted 5 of them, which put the workload in the 4-process class and kept stream
 who the scheduler serves this second, so the class counts the processes that submitted over
 the last `process_horizon_s` (thresholds.yaml) and are still alive: a process that exited
 leaves the count at once, so a phase change is not held back by the processes of the last.
+
+A horizon is not always enough. mq-deadline serves sixteen sequential writers in sector order:
+one writer keeps the disk, and the others' requests wait until they expire (write_expire, 5 s),
+so for whole horizons they submit nothing and drop out; bfq, serving each writer a slice in
+turn, lets half of them through in a second. The count then follows the scheduler in force
+and the class with it (16 writers seen as 8 under bfq, as 1 under mq-deadline), and the
+matrix's verdict changes with the scheduler it chose. So a process that has once counted
+stays a member of the class while it lives, for `process_membership_s` after the last horizon
+it counted in: longer than mq-deadline's write expiry and a horizon, short enough that a
+process that lives on without I/O leaves within seconds.
 """
 from __future__ import annotations
 
@@ -24,17 +34,25 @@ class ProcessHorizon:
     lengthens its window at rest (daemon/rest.py), and a horizon of four windows would then
     reach back four long ones."""
 
-    def __init__(self, windows: int, min_share: float, horizon_s: float | None = None):
+    def __init__(self, windows: int, min_share: float, horizon_s: float | None = None,
+                 membership_s: float | None = None, window_s: float = 1.0):
         if windows < 1:
             raise ValueError(f"process horizon of {windows} windows: expected at least 1")
         self.windows = windows
         self.horizon_s = horizon_s
         self.recent: deque[tuple[float | None, dict[int, int]]] = deque()
         self.min_share = min_share
+        # pid -> when it last counted (the windows' lengths summed; window_s when add is
+        # given none, as the simulator's windows are all one length)
+        self.membership_s = membership_s
+        self.members: dict[int, float] = {}
+        self.window_s = window_s
+        self.clock = 0.0
 
     def pids(self) -> set[int]:
-        """Every process that submitted in the horizon (whose liveness the next add needs)."""
-        return {p for _, w in self.recent for p, n in w.items() if n > 0}
+        """Every process that submitted in the horizon, and every member (whose liveness the
+        next add needs)."""
+        return {p for _, w in self.recent for p, n in w.items() if n > 0} | set(self.members)
 
     def _trim(self) -> None:
         """Keep the newest window, and older ones while the horizon reaches at least half
@@ -63,9 +81,11 @@ class ProcessHorizon:
         them). Any other process of the horizon has exited and is not counted. A process
         counts when it submitted at least min_share of the bios the live processes submitted
         over the horizon, as one window's count does (features.active_processes). window_s:
-        this window's length, for a horizon in seconds."""
+        this window's length, for a horizon in seconds. With a membership, a live process
+        that counted within membership_s counts still (the module's docstring says why)."""
         self.recent.append((window_s, {p: n for p, n in window_bios.items() if n > 0}))
         self._trim()
+        self.clock += window_s if window_s is not None else self.window_s
         live = set(window_bios) | set(alive)
         total: dict[int, int] = {}
         for _, w in self.recent:
@@ -73,13 +93,21 @@ class ProcessHorizon:
                 if p in live:
                     total[p] = total.get(p, 0) + n
         bios = sum(total.values())
-        return sum(1 for n in total.values() if n > 0 and n >= self.min_share * bios)
+        counted = {p for p, n in total.items() if n > 0 and n >= self.min_share * bios}
+        if not self.membership_s:
+            return len(counted)
+        for p in counted:
+            self.members[p] = self.clock
+        self.members = {p: t for p, t in self.members.items()
+                        if p in live and self.clock - t <= self.membership_s}
+        return len(counted | set(self.members))
 
     @classmethod
     def of(cls, t: Thresholds, window_s: float) -> ProcessHorizon:
         """The horizon thresholds.yaml asks for, in windows of window_s."""
         return cls(cls.windows_for(t.process_horizon_s, window_s), t.min_process_share,
-                   horizon_s=t.process_horizon_s)
+                   horizon_s=t.process_horizon_s, membership_s=t.process_membership_s,
+                   window_s=window_s)
 
     @staticmethod
     def windows_for(horizon_s: float, window_s: float) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -59,14 +60,21 @@ MODEL_CONTENDERS = (KERNEL_MODEL, KERNEL_MODEL_TRIALS)
 # MINUTE: one window a minute, the probe counting every request as at any rate under its
 # sampling threshold: on `ioazd-dry@STATIC-minute`, what the probe's programs in the I/O
 # path cost apart from ioazd's windows (the control without it: `ioazd-dry@STATIC`).
+# NO_MEMBER: the class's process count without membership (process_membership_s 0,
+# classify/horizon.py), the horizon's count alone: what membership gains or costs. Its
+# thresholds file is the shipped one with that line changed, written beside plan.json.
 RESTLESS = "-restless"
 WBT_KERNEL = "-wbt-kernel"
 NO_IDLE = "-noidle"
 MINUTE = "-minute"
+NO_MEMBER = "-nomember"
+NO_MEMBER_THRESHOLDS = "thresholds-nomember.yaml"
 VARIANTS: dict[str, dict[str, Any]] = {RESTLESS: {"rest_window_s": 0},
                                        WBT_KERNEL: {"writeback_throttling": "kernel"},
                                        NO_IDLE: {"decide": {"idle_policy": None}},
-                                       MINUTE: {"window_s": 60, "rest_window_s": 0}}
+                                       MINUTE: {"window_s": 60, "rest_window_s": 0},
+                                       NO_MEMBER: {"thresholds": "/mnt/results/"
+                                                                 + NO_MEMBER_THRESHOLDS}}
 KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
@@ -153,6 +161,17 @@ def dry_base(contender: str) -> str | None:
     if not contender.startswith(DRY_OVER):
         return None
     return _without_variants(contender.removeprefix(DRY_OVER))[0]
+
+
+def no_member_thresholds() -> str:
+    """The shipped thresholds.yaml with process_membership_s 0 (NO_MEMBER)."""
+    text = (REPO / "decision_matrices" / "thresholds.yaml").read_text()
+    out, n = re.subn(r"^process_membership_s:.*$", "process_membership_s: 0", text,
+                     flags=re.MULTILINE)
+    if n != 1:
+        raise ValueError("decision_matrices/thresholds.yaml: expected one process_membership_s "
+                         f"line for --contenders ...{NO_MEMBER}, found {n}")
+    return out
 
 
 def variant_of(contender: str) -> tuple[str, dict[str, Any]] | None:
@@ -300,6 +319,8 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         # the static contender each `ioazd-dry@STATIC` observes (its variants taken off)
         "dry_over": {c: dry_base(c) for c in plan.contenders if dry_base(c) is not None},
         "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
+    if any(NO_MEMBER in c for c in plan.contenders):
+        (results / NO_MEMBER_THRESHOLDS).write_text(no_member_thresholds())
     started = time.time()
     res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
                  vm.Options(kernel=plan.kernel, memory_mb=2048, cpus=plan.cpus,

@@ -31,8 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "and ioazd-dry@STATIC (observing over a static contender); any "
                         f"ioazd contender with {bench.RESTLESS} after it: never at rest "
                         f"(rest_window_s 0), {bench.WBT_KERNEL}: the kernel's writeback "
-                        f"throttling left as the scheduler sets it, or {bench.MINUTE}: one "
-                        "window a minute, the probe still counting (default: %(default)s)")
+                        f"throttling left as the scheduler sets it, {bench.MINUTE}: one "
+                        "window a minute, the probe still counting, or "
+                        f"{bench.NO_MEMBER}: the class's process count without membership "
+                        "(default: %(default)s)")
     g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
     g.add_argument("--runtime", type=int, default=20, help="seconds of a timed run")
@@ -99,8 +101,8 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                          "blocks through the switch), STATIC+KNOB=INTEGER... (the scheduler's "
                          "queue/iosched knobs set with it), and any ioazd contender with "
                          f"{bench.RESTLESS} (never at rest), {bench.WBT_KERNEL} (the "
-                         f"kernel's writeback throttling left on) or {bench.MINUTE} (one window "
-                         "a minute) after it")
+                         f"kernel's writeback throttling left on), {bench.MINUTE} (one window "
+                         f"a minute) or {bench.NO_MEMBER} (no class membership) after it")
     tuned = [c for c in cs if bench.STREAM_TUNED in (c, bench.dry_base(c))]
     if any(c in bench.KERNEL_CONTENDERS for c in cs) or tuned:
         missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)
