@@ -18,6 +18,21 @@ from .probe import Source
 from .probe.snapshot import DeviceSnapshot, Snapshot
 from .sysblock import BlockSysfs
 
+PF_KTHREAD = 0x00200000   # include/linux/sched.h
+
+
+def kernel_thread(tid: int) -> bool:
+    """Whether a thread is the kernel's: PF_KTHREAD in its flags, the ninth field of
+    /proc/TID/stat (counted after the command's closing parenthesis: a name may hold spaces).
+    False for a thread that is gone."""
+    try:
+        with open(f"/proc/{tid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    fields = stat[stat.rfind(b")") + 1:].split()
+    return len(fields) > 6 and int(fields[6]) & PF_KTHREAD != 0
+
 
 @dataclass
 class Window:
@@ -63,6 +78,7 @@ class Observer:
         self.prev: Snapshot = {}
         self.watching: list[str] = []
         self.horizons: dict[str, ProcessHorizon] = {}   # device -> its class's processes
+        self.kthreads: dict[int, bool] = {}   # thread -> a kernel thread (_user_thread)
         # device -> its last judged class: near a ratio threshold the next window keeps its
         # side (Thresholds.boundary_band)
         self.classes: dict[str, WorkloadClass] = {}
@@ -109,6 +125,17 @@ class Observer:
             return []
         return [p for p in h.pids() - set(submitted) if os.path.exists(f"/proc/{p}")]
 
+    def _user_thread(self, tid: int) -> bool:
+        """Not a kernel thread: what may become a member of a class (classify/horizon.py).
+        Asked once per thread while it stays in some horizon."""
+        known = self.kthreads.get(tid)
+        if known is None:
+            if len(self.kthreads) > 4096:
+                live = {t for h in self.horizons.values() for t in h.pids()}
+                self.kthreads = {t: k for t, k in self.kthreads.items() if t in live}
+            known = self.kthreads[tid] = kernel_thread(tid)
+        return not known
+
     def _replaced(self, name: str) -> bool:
         was = self.identities.get(name)
         now = self.sysfs.identity(name)
@@ -152,7 +179,8 @@ class Observer:
             submitted = f.thread_bios if f.threads is not None else f.process_bios
             if f.submitters is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
-                    submitted, alive=self._alive(name, submitted), window_s=f.window_s)
+                    submitted, alive=self._alive(name, submitted), window_s=f.window_s,
+                    may_join=self._user_thread)
             f.workload_class = classify(f, self.thresholds, self.classes.get(name))
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class

@@ -74,6 +74,35 @@ def test_a_member_that_exits_leaves_at_once_and_a_passer_by_never_joins():
     assert h.add({1: 500}, window_s=1.0) == 1 and h.members.keys() == {1}
 
 
+def test_a_kernel_thread_counts_by_the_horizon_alone():
+    # the flusher's workers take turns: as members they would add up past the workload
+    h = ProcessHorizon(windows=2, min_share=0.02, horizon_s=2.0, membership_s=10.0)
+    kernel = {901, 902, 903}
+    for worker in sorted(kernel):
+        n = h.add({1: 500, worker: 300}, alive=kernel, window_s=1.0,
+                  may_join=lambda p: p not in kernel)
+    assert n == 3                        # the writer and the last two workers, by the horizon
+    assert h.members.keys() == {1}
+    assert h.add({1: 500}, alive=kernel, window_s=1.0, may_join=lambda p: p not in kernel) == 2
+    assert h.add({1: 500}, alive=kernel, window_s=1.0, may_join=lambda p: p not in kernel) == 1
+
+
+def test_kernel_threads_are_told_from_the_proc_stat_flags(tmp_path):
+    from ioaz.observe import kernel_thread
+    assert kernel_thread(2)                    # kthreadd
+    assert not kernel_thread(os.getpid())
+    # a command name with ") " in it: the flags are counted from the last parenthesis
+    odd = tmp_path / "a) b 1 2 3 4 5 6"
+    odd.symlink_to("/bin/sleep")
+    p = subprocess.Popen([str(odd), "5"])
+    try:
+        assert not kernel_thread(p.pid)
+    finally:
+        p.kill()
+        p.wait()
+    assert not kernel_thread(p.pid)            # gone: not the kernel's
+
+
 def test_membership_runs_on_the_simulators_windows_of_one_length():
     # the simulator gives no window_s to add: the horizon's window length stands in
     h = ProcessHorizon.of(Thresholds(process_horizon_s=1, process_membership_s=3), 0.5)

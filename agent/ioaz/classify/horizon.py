@@ -17,12 +17,15 @@ and the class with it (16 writers seen as 8 under bfq, as 1 under mq-deadline), 
 matrix's verdict changes with the scheduler it chose. So a process that has once counted
 stays a member of the class while it lives, for `process_membership_s` after the last horizon
 it counted in: longer than mq-deadline's write expiry and a horizon, short enough that a
-process that lives on without I/O leaves within seconds.
+process that lives on without I/O leaves within seconds. Kernel threads never become members:
+the flusher's workers take turns writing a disk's dirty pages, each a submitter for a moment,
+and as members they would add up to processes the workload does not have (ioaz.observe says
+which threads are the kernel's).
 """
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from .classes import Thresholds
 from .types import WindowFeatures
@@ -72,7 +75,8 @@ class ProcessHorizon:
             self.recent.popleft()
 
     def add(self, window_bios: dict[int, int], alive: Iterable[int] = (),
-            window_s: float | None = None) -> int:
+            window_s: float | None = None,
+            may_join: Callable[[int], bool] | None = None) -> int:
         """Add one window and return the horizon's process count.
 
         window_bios: this window's bios per process; a process listed with 0 is alive but
@@ -82,7 +86,8 @@ class ProcessHorizon:
         counts when it submitted at least min_share of the bios the live processes submitted
         over the horizon, as one window's count does (features.active_processes). window_s:
         this window's length, for a horizon in seconds. With a membership, a live process
-        that counted within membership_s counts still (the module's docstring says why)."""
+        that counted within membership_s counts still (the module's docstring says why);
+        may_join: which counted processes may become members (default: all)."""
         self.recent.append((window_s, {p: n for p, n in window_bios.items() if n > 0}))
         self._trim()
         self.clock += window_s if window_s is not None else self.window_s
@@ -97,7 +102,8 @@ class ProcessHorizon:
         if not self.membership_s:
             return len(counted)
         for p in counted:
-            self.members[p] = self.clock
+            if p in self.members or may_join is None or may_join(p):
+                self.members[p] = self.clock
         self.members = {p: t for p, t in self.members.items()
                         if p in live and self.clock - t <= self.membership_s}
         return len(counted | set(self.members))
