@@ -180,7 +180,7 @@ class Observer:
             if f.submitters is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
                     submitted, alive=self._alive(name, submitted), window_s=f.window_s,
-                    may_join=self._user_thread)
+                    may_join=self._user_thread, wait_s=self.sysfs.expiry_s(name))
             f.workload_class = classify(f, self.thresholds, self.classes.get(name))
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class

@@ -32,6 +32,11 @@ WBT_LAT_USEC = "queue/wbt_lat_usec"
 ROTATIONAL = "queue/rotational"
 # Queue-level settings in the order apply() writes them; restore() goes the other way.
 QUEUE_SETTINGS = (NR_REQUESTS, READ_AHEAD_KB, QUEUE_DEPTH, WBT_LAT_USEC)
+# The elevators' request deadlines, all in milliseconds: mq-deadline's, bfq's, ioaz's (vr,
+# stream). Not mq-deadline's prio_aging_expire: how long a lower I/O priority may be passed
+# over, not how long a request waits.
+EXPIRY_KNOBS = frozenset({"read_expire", "write_expire", "fifo_expire_sync",
+                          "fifo_expire_async", "sync_expire", "async_expire"})
 # how many device directories disk_of_devt keeps the disk of (then it starts afresh)
 DIRS_REMEMBERED = 4096
 # The attributes ioazd reads for every disk every window, which a BlockSysfs built with
@@ -190,6 +195,23 @@ class BlockSysfs:
             if p.is_file() and p.stat().st_mode & stat.S_IWUSR:
                 out[knob_key(p.name)] = self.read(device, knob_key(p.name))
         return out
+
+    def expiry_s(self, device: str) -> float:
+        """The longest the active elevator lets a queued request wait before it is served by
+        its deadline: the largest of its EXPIRY_KNOBS, in seconds; 0 for an elevator with
+        none, or none at all."""
+        d = os.path.join(self._block, device, IOSCHED_DIR)
+        try:
+            names = EXPIRY_KNOBS.intersection(os.listdir(d))
+        except OSError:
+            return 0.0
+        longest = 0
+        for n in names:
+            try:
+                longest = max(longest, int(self.read(device, knob_key(n))))
+            except (OSError, ValueError):
+                continue   # the elevator changed under us, or not a number: not a wait
+        return longest / 1000
 
     def dev_number(self, device: str) -> str | None:
         """MAJOR:MINOR, to tell a reused name (a new disk called sdb) from the one we saved."""

@@ -284,3 +284,21 @@ def test_writeback_throttling_off_outlasts_switches_and_is_restored(loop: str,
     r = act.restore(loop)
     assert r.ok and r.restored, r.errors
     assert (active(loop), sysread(loop, sf.WBT_LAT_USEC)) == ("mq-deadline", original)
+
+
+def test_the_elevators_expiry_is_read_from_the_real_kernel(act: Actuator) -> None:
+    # what the class's membership lasts at least (classify/horizon.py): the elevator's longest
+    # request deadline, read from the knobs the kernel shows for it
+    why = _why_not()
+    if why:
+        pytest.skip(why)
+    with loop_device(size_mb=64) as dev:
+        need_schedulers(dev, "none", "mq-deadline", "kyber")
+        sysfs = BlockSysfs()
+        for sched, knobs, want in (("mq-deadline", {}, 5.0),   # the kernel's write_expire
+                                   ("mq-deadline", {"write_expire": 30000}, 30.0),
+                                   ("kyber", {}, 0.0), ("none", {}, 0.0)):
+            res = act.apply(dev, Realisation(sched, knobs))
+            assert res.ok, res.errors
+            assert sysfs.expiry_s(dev) == want, (sched, knobs)
+        assert act.restore(dev).ok

@@ -53,16 +53,51 @@ def test_writers_a_scheduler_holds_back_stay_in_the_class_while_members():
     writers = set(range(16))
     for _ in range(2):
         assert h.add({p: 40 for p in writers}, window_s=1.0) == 16
-    # the horizon counts them until the one writer's bios crowd them under 2% of it (at 4 s),
-    # membership 10 s more
-    held = [h.add({0: 700}, alive=writers - {0}, window_s=1.0) for _ in range(12)]
-    assert held == [16] * 12
+    # their bios stay in the horizon three windows more (the fourth is the one writer's
+    # alone), and membership lasts 10 s after that
+    held = [h.add({0: 700}, alive=writers - {0}, window_s=1.0) for _ in range(13)]
+    assert held == [16] * 13
     assert h.add({0: 700}, alive=writers - {0}, window_s=1.0) == 1   # then they leave
     # without a membership the horizon alone drops them after 4 s (the count followed the
     # scheduler in force)
     h0 = ProcessHorizon(windows=4, min_share=0.02, horizon_s=4.0)
     h0.add({p: 40 for p in writers}, window_s=1.0)
     assert [h0.add({0: 700}, alive=writers - {0}, window_s=1.0) for _ in range(5)][-1] == 1
+
+
+def test_a_member_is_kept_by_any_io_though_under_the_share_that_made_it_one():
+    # mq-deadline with one writer keeping the disk: every 8 s the others' requests expire, each
+    # is served once and submits a batch again, 8 bios against the 2800 of the horizon (0.3%)
+    h = ProcessHorizon(windows=4, min_share=0.02, horizon_s=4.0, membership_s=10.0)
+    writers = set(range(16))
+    assert h.add({p: 40 for p in writers}, window_s=1.0) == 16
+    counts = []
+    for t in range(1, 41):
+        served = {0: 700, **({p: 8 for p in writers - {0}} if t % 8 == 0 else {})}
+        counts.append(h.add(served, alive=writers - set(served), window_s=1.0))
+    assert counts == [16] * 40
+    # the same bios never make a newcomer a member: 8 of 2800 is under the share
+    h.add({0: 700, 99: 8}, alive=writers, window_s=1.0)
+    assert 99 not in h.members
+
+
+def test_membership_lasts_as_long_as_the_scheduler_may_hold_a_request():
+    # ioazd set write_expire to 30 s (twice a p99 of 15 s): the others wait 30 s in silence
+    writers = set(range(16))
+
+    def silent_for(seconds: int, wait_s: float) -> list[int]:
+        h = ProcessHorizon(windows=4, min_share=0.02, horizon_s=4.0, membership_s=10.0)
+        h.add({p: 40 for p in writers}, window_s=1.0)
+        return [h.add({0: 700}, alive=writers - {0}, window_s=1.0, wait_s=wait_s)
+                for _ in range(seconds)]
+
+    assert silent_for(30, wait_s=30.0) == [16] * 30
+    assert silent_for(30, wait_s=5.0)[-1] == 1      # a shorter expiry: the 10 s stand
+    # and no membership at all stays none (the -nomember bench variant)
+    h0 = ProcessHorizon(windows=4, min_share=0.02, horizon_s=4.0)
+    h0.add({p: 40 for p in writers}, window_s=1.0)
+    assert [h0.add({0: 700}, alive=writers - {0}, window_s=1.0, wait_s=30.0)
+            for _ in range(5)][-1] == 1
 
 
 def test_a_member_that_exits_leaves_at_once_and_a_passer_by_never_joins():
@@ -182,3 +217,42 @@ def test_simulated_windows_get_the_agents_count():
     fill_class_processes(ws, Thresholds(process_horizon_s=4, min_process_share=0.02))
     assert [w.processes for w in ws] == [2, 2, 2, 2, 2]
     assert [w.class_processes for w in ws] == [2, 4, 6, 8, 8]
+
+
+def test_the_elevators_expiry_is_read_from_its_knobs(tmp_path):
+    kernel = fake_disks(tmp_path, "sdx")
+    assert kernel.expiry_s("sdx") == 0.0                 # none: no elevator, no deadline
+    kernel.write("sdx", "queue/scheduler", "mq-deadline")
+    assert kernel.expiry_s("sdx") == 5.0                 # write_expire 5000 ms
+    kernel.write("sdx", "queue/iosched/write_expire", "30000")
+    # prio_aging_expire is how long a lower I/O priority may be passed over, not a deadline
+    (kernel.path("sdx", "queue/iosched") / "prio_aging_expire").write_text("60000\n")
+    assert kernel.expiry_s("sdx") == 30.0
+    kernel.write("sdx", "queue/scheduler", "kyber")      # latency targets, no expiry
+    assert kernel.expiry_s("sdx") == 0.0
+    assert kernel.expiry_s("sdgone") == 0.0
+
+
+def test_observer_keeps_a_member_as_long_as_the_elevator_may_hold_its_request(tmp_path):
+    kernel = fake_disks(tmp_path, "sdx")
+    kernel.write("sdx", "queue/scheduler", "mq-deadline")
+    child = subprocess.Popen(["sleep", "60"])   # a writer whose requests wait, alive
+    me = os.getpid()
+
+    def classes(write_expire_ms: str) -> list[int | None]:
+        kernel.write("sdx", "queue/iosched/write_expire", write_expire_ms)
+        snaps = [snap(10, bios=0, procs={}), snap(11, bios=200, procs={me: 100, child.pid: 100})]
+        for i in range(20):   # 20 s of this process alone submitting
+            snaps.append(snap(12 + i, bios=300 + 100 * i,
+                              procs={me: 200 + 100 * i, child.pid: 100}))
+        obs = Observer(FakeSource([{"sdx": s} for s in snaps]), Thresholds(), ["sdx"], kernel)
+        obs.start()
+        return [obs.step().features[0].class_processes for _ in range(21)]
+
+    try:
+        assert classes("30000")[-1] == 2     # 20 s silent, under a 30 s expiry: still a member
+        held = classes("5000")               # the 10 s membership alone
+        assert held[0] == 2 and held[-1] == 1
+    finally:
+        child.kill()
+        child.wait()

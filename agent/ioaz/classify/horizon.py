@@ -16,8 +16,14 @@ turn, lets half of them through in a second. The count then follows the schedule
 and the class with it (16 writers seen as 8 under bfq, as 1 under mq-deadline), and the
 matrix's verdict changes with the scheduler it chose. So a process that has once counted
 stays a member of the class while it lives, for `process_membership_s` after the last horizon
-it counted in: longer than mq-deadline's write expiry and a horizon, short enough that a
-process that lives on without I/O leaves within seconds. Kernel threads never become members:
+it submitted in: longer than mq-deadline's write expiry and a horizon, short enough that a
+process that lives on without I/O leaves within seconds. A member is kept by any I/O, not by
+the share that made it one: a writer mq-deadline serves once in a round of expiries submits
+a few bios against the hundreds of the writer that keeps the disk, under min_process_share of
+the horizon. And a scheduler may hold a queued request longer than the membership (ioazd
+sets mq-deadline's write_expire to twice the p99 latency, 10-40 s on a busy disk): the caller
+says how long (the `*expire` knobs of the elevator in force), and membership lasts at least
+that. Kernel threads never become members:
 the flusher's workers take turns writing a disk's dirty pages, each a submitter for a moment,
 and as members they would add up to processes the workload does not have (ioaz.observe says
 which threads are the kernel's).
@@ -76,7 +82,7 @@ class ProcessHorizon:
 
     def add(self, window_bios: dict[int, int], alive: Iterable[int] = (),
             window_s: float | None = None,
-            may_join: Callable[[int], bool] | None = None) -> int:
+            may_join: Callable[[int], bool] | None = None, wait_s: float = 0.0) -> int:
         """Add one window and return the horizon's process count.
 
         window_bios: this window's bios per process; a process listed with 0 is alive but
@@ -87,7 +93,9 @@ class ProcessHorizon:
         over the horizon, as one window's count does (features.active_processes). window_s:
         this window's length, for a horizon in seconds. With a membership, a live process
         that counted within membership_s counts still (the module's docstring says why);
-        may_join: which counted processes may become members (default: all)."""
+        may_join: which counted processes may become members (default: all). wait_s: the
+        longest the scheduler in force may keep a request queued (its expiry); membership lasts
+        at least that long."""
         self.recent.append((window_s, {p: n for p, n in window_bios.items() if n > 0}))
         self._trim()
         self.clock += window_s if window_s is not None else self.window_s
@@ -102,10 +110,13 @@ class ProcessHorizon:
         if not self.membership_s:
             return len(counted)
         for p in counted:
-            if p in self.members or may_join is None or may_join(p):
+            if p not in self.members and (may_join is None or may_join(p)):
                 self.members[p] = self.clock
+        for p in self.members.keys() & total.keys():   # any I/O in the horizon keeps a member
+            self.members[p] = self.clock
+        lasts = max(self.membership_s, wait_s)
         self.members = {p: t for p, t in self.members.items()
-                        if p in live and self.clock - t <= self.membership_s}
+                        if p in live and self.clock - t <= lasts}
         return len(counted | set(self.members))
 
     @classmethod
