@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 
 from .bdi import DirtyReader
 from .classify.classes import Thresholds, classify
@@ -180,7 +181,7 @@ class Observer:
             if f.submitters is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
                     submitted, alive=self._alive(name, submitted), window_s=f.window_s,
-                    may_join=self._user_thread, wait_s=self.sysfs.expiry_s(name))
+                    may_join=self._user_thread, wait_s=partial(self.sysfs.expiry_s, name))
             f.workload_class = classify(f, self.thresholds, self.classes.get(name))
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class

@@ -82,7 +82,8 @@ class ProcessHorizon:
 
     def add(self, window_bios: dict[int, int], alive: Iterable[int] = (),
             window_s: float | None = None,
-            may_join: Callable[[int], bool] | None = None, wait_s: float = 0.0) -> int:
+            may_join: Callable[[int], bool] | None = None,
+            wait_s: float | Callable[[], float] = 0.0) -> int:
         """Add one window and return the horizon's process count.
 
         window_bios: this window's bios per process; a process listed with 0 is alive but
@@ -95,7 +96,8 @@ class ProcessHorizon:
         that counted within membership_s counts still (the module's docstring says why);
         may_join: which counted processes may become members (default: all). wait_s: the
         longest the scheduler in force may keep a request queued (its expiry); membership lasts
-        at least that long."""
+        at least that long. A callable is asked only when a member would lapse without it
+        (ioazd reads it from sysfs: not every window for every disk)."""
         self.recent.append((window_s, {p: n for p, n in window_bios.items() if n > 0}))
         self._trim()
         self.clock += window_s if window_s is not None else self.window_s
@@ -114,7 +116,9 @@ class ProcessHorizon:
                 self.members[p] = self.clock
         for p in self.members.keys() & total.keys():   # any I/O in the horizon keeps a member
             self.members[p] = self.clock
-        lasts = max(self.membership_s, wait_s)
+        lasts = self.membership_s
+        if any(self.clock - t > lasts for t in self.members.values()):
+            lasts = max(lasts, wait_s() if callable(wait_s) else wait_s)
         self.members = {p: t for p, t in self.members.items()
                         if p in live and self.clock - t <= lasts}
         return len(counted | set(self.members))
