@@ -321,7 +321,8 @@ def test_decision_carries_its_why() -> None:
     line = Path(v.matrix).read_text().splitlines()[(v.cell_line or 0) - 1]
     assert line.strip().startswith(f"{RND8}: anticipatory")
     assert d.features["iops"] == 500.0 and d.workload_class == {
-        "processes": "8", "pattern": "random", "mode": "read", "depth": "shallow"}
+        "processes": "8", "pattern": "random", "mode": "read", "depth": "shallow",
+        "size": "small"}
     assert d.goal == "mean" and d.previous is None and d.policy == "anticipatory"
     as_json = d.as_dict()
     assert as_json["verdict"]["cell"] == RND8 and as_json["state"]["mode"] == "auto"
@@ -411,8 +412,8 @@ def test_the_verdict_says_when_the_boundary_band_kept_the_class() -> None:
     f = feats(RND8)
     f.workload_class = WorkloadClass("8", "random", "read", held=("mode",))
     v = PROVIDER.verdict(f, HDD, "mean")
-    assert "class 8/random/read/shallow (mode kept from the previous window: the ratio is " \
-           "within the boundary band) -> anticipatory" in v.text
+    assert "class 8/random/read/shallow (mode kept from the previous window: within the boundary " \
+           "band) -> anticipatory" in v.text
     assert "kept" not in PROVIDER.verdict(feats(RND8), HDD, "mean").text
 
 

@@ -35,6 +35,7 @@ class Thresholds:
     process_horizon_s: float = 4.0
     process_membership_s: float = 10.0
     deep_min_depth_per_process: float = 3.0
+    large_min_request_kb: float = 48.0
 
 
 # numeric settings that are not ratios (0 to 1): their range and what they count
@@ -42,6 +43,7 @@ _RANGES: dict[str, tuple[int, int, str]] = {
     "process_horizon_s": (0, 3600, "a number of seconds"),
     "process_membership_s": (0, 3600, "a number of seconds"),
     "deep_min_depth_per_process": (1, 1024, "a number of requests"),
+    "large_min_request_kb": (1, 1 << 20, "a number of KiB"),
 }
 
 
@@ -182,9 +184,15 @@ def classify(f: WindowFeatures, t: Thresholds,
     # unknown depth (diskstats) is taken as shallow, the same assumption its process count makes
     depth = depth_per_process(f, procs, read)
     deep = depth is not None and depth >= t.deep_min_depth_per_process
+    # the band, a fraction of the threshold: 48 KiB +- 10% keeps the previous window's side
+    was_large = None if previous is None else previous.size == "large"
+    large, size_held = _side((f.mean_size_bytes or 0.0) / 1024 / t.large_min_request_kb, 1.0,
+                             t.boundary_band, was_large)
     return WorkloadClass(processes=process_bucket(procs, t),
                          pattern="sequential" if sequential else "random",
                          mode="read" if read else "write",
                          depth="deep" if deep else "shallow",
+                         size="large" if large else "small",
                          held=(("pattern",) if seq_held else ()) + (("mode",) if read_held
-                                                                    else ()))
+                                                                    else ())
+                         + (("size",) if size_held else ()))

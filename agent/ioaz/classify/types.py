@@ -18,20 +18,29 @@ MODES = ("read", "write")
 # each request (synchronous reads); "deep" several, write-back, AIO, io_uring. Idling
 # schedulers (stream, cfq, anticipatory) help the first and only delay the second.
 DEPTHS = ("shallow", "deep")
+# The window's mean request size (ours, not IOAZ's): "small" requests cost a rotating disk
+# mostly positioning, so the scheduler that saves seeks wins by far; "large" ones carry enough
+# data that keeping a stream's requests together matters more. On the testbed's kernel 16
+# writers 8 deep went 3.7x faster under bfq with 4 KiB writes, 1.2x under mq-deadline with
+# 128 KiB ones (docs/testbed.md, "The request size").
+SIZES = ("small", "large")
 
 
 @dataclass(frozen=True)
 class WorkloadClass:
     """IOAZ section 3.3: processes 1|4|8|16+ x sequential|random x read|write, plus how deep
-    each process's queue runs (shallow|deep), which IOAZ's categories did not vary.
+    each process's queue runs (shallow|deep) and how large its requests are (small|large),
+    which IOAZ's categories did not vary.
 
     str() and as_dict() are the IOAZ class (the `ioazctl observe` contract of DESIGN.md);
-    axes() and key() add the depth, for matrices whose axes include it."""
+    key() adds the depth, axes() and full_key() the depth and the size, for matrices whose
+    axes include them."""
 
     processes: str
     pattern: str
     mode: str
     depth: str = "shallow"
+    size: str = "small"
     # the axes whose side the boundary band kept from the previous window, where this window
     # alone would say the other (for the explanation; not part of the class's identity)
     held: tuple[str, ...] = field(default=(), compare=False)
@@ -48,16 +57,22 @@ class WorkloadClass:
             raise ValueError(f"mode {self.mode!r} not one of {MODES}")
         if self.depth not in DEPTHS:
             raise ValueError(f"depth {self.depth!r} not one of {DEPTHS}")
+        if self.size not in SIZES:
+            raise ValueError(f"size {self.size!r} not one of {SIZES}")
 
     def as_dict(self) -> dict[str, str]:
         return {"processes": self.processes, "pattern": self.pattern, "mode": self.mode}
 
     def axes(self) -> dict[str, str]:
-        """Every axis a matrix may use, the depth included."""
-        return {**self.as_dict(), "depth": self.depth}
+        """Every axis a matrix may use, the depth and the size included."""
+        return {**self.as_dict(), "depth": self.depth, "size": self.size}
 
     def key(self) -> str:
         return f"{self}/{self.depth}"
+
+    def full_key(self) -> str:
+        """Every axis: what tells two workloads apart to a matrix of any axes."""
+        return f"{self.key()}/{self.size}"
 
     def __str__(self) -> str:
         return f"{self.processes}/{self.pattern}/{self.mode}"

@@ -270,7 +270,7 @@ class Daemon:
 
     def _classes(self) -> dict[str, str | None]:
         """The last window's class of each device, as the pulse tells workloads apart."""
-        return {r.name: r.features.workload_class.key()
+        return {r.name: r.features.workload_class.full_key()
                 if r.features is not None and r.features.workload_class is not None else None
                 for r in self.devices.values()}
 

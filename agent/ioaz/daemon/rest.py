@@ -138,7 +138,7 @@ class Reading:
 
 
 Rate = tuple[float, float, float]   # requests a second, share of reads, bytes a second
-Key = str | None                     # a window's class (WorkloadClass.key()), None: none
+Key = str | None                     # a window's class (WorkloadClass.full_key()), None: none
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 A matrix maps goal x workload class -> policy. Its `axes` say which parts of the class it
 uses: IOAZ Tables 1-3 use all three (processes/pattern/mode), Table 4 only processes; a
-matrix measured on the device may add `depth` (shallow/deep requests in flight per process).
+matrix measured on the device may add `depth` (shallow/deep requests in flight per process)
+and `size` (small/large mean request).
 Every combination of the axes' values must have a cell, and every cell must name a source,
 so an administrator can always see why a policy was chosen.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..classify.types import DEPTHS, MODES, PATTERNS, PROCESS_BUCKETS, WorkloadClass
+from ..classify.types import DEPTHS, MODES, PATTERNS, PROCESS_BUCKETS, SIZES, WorkloadClass
 from ..located import Doc, Issue, ValidationError, format_path, load_file
 from .schema import Schema
 
@@ -22,8 +23,9 @@ AXIS_VALUES: dict[str, tuple[str, ...]] = {
     "pattern": PATTERNS,
     "mode": MODES,
     "depth": DEPTHS,
+    "size": SIZES,
 }
-AXIS_ORDER = ("processes", "pattern", "mode", "depth")
+AXIS_ORDER = ("processes", "pattern", "mode", "depth", "size")
 GOALS = ("min", "max", "mean", "throughput", "latency")
 
 

@@ -104,8 +104,10 @@ class MatrixVerdicts:
             return Verdict(None, "matrix", goal, f"{m.path} has no {goal} table",
                            matrix=m.path, rule=choice.rule.describe())
         kind = "" if cell.source.kind == "measured" else f", {cell.source.kind}"
-        held = f" ({' and '.join(wclass.held)} kept from the previous window: the ratio is " \
-            "within the boundary band)" if wclass.held else ""
+        # only the axes this matrix reads: a held size says nothing to one without it
+        axes = [a for a in wclass.held if a in m.axes]
+        held = f" ({' and '.join(axes)} kept from the previous window: within the boundary " \
+            "band)" if axes else ""
         if wclass.kept:
             held = f" (kept from the previous window: {wclass.kept})"
         return Verdict(

@@ -1,14 +1,14 @@
 """`ioaz-lab derive DATASET`: the decision matrix of each goal from a calibration dataset.
 
     ioaz-lab derive hp72.csv --out-dir matrices/ [--name hp72] [--min-margin 0.02] \
-      [--p99-slack 0.10] [--ioaz-axes]
+      [--p99-slack 0.10] [--ioaz-axes | --size-axis]
 
 Writes OUT_DIR/NAME-GOAL.yaml for the goals min, max, mean, throughput and latency, in the
 schema of decision_matrices/ (each file is validated before it is kept), every cell with the
 margin its policy won by and the runs behind it (ioaz.learn.derive says how). The cells are
 IOAZ's classes split by depth (16+/sequential/read/shallow and .../deep); --ioaz-axes keeps
-IOAZ's three axes. Point ioazd at
-them with a matrix rule:
+IOAZ's three axes, --size-axis splits them also by request size (.../deep/small and
+.../deep/large) where the calibration has both. Point ioazd at them with a matrix rule:
 
     decide:
       matrix_rules:
@@ -26,7 +26,15 @@ from ..decide import load_policies, validate_file
 from ..decide.matrix import GOALS
 from ..learn.curve import tunables_beside
 from ..learn.dataset import DatasetError, read_with_thresholds, without_candidates
-from ..learn.derive import AXES, IOAZ_AXES, derive_table, matrix_doc, table_device, write_matrix
+from ..learn.derive import (
+    AXES,
+    IOAZ_AXES,
+    SIZE_AXES,
+    derive_table,
+    matrix_doc,
+    table_device,
+    write_matrix,
+)
 from ..learn.noise import rep_spread
 
 
@@ -54,8 +62,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "much over the cell's policy's is not listed within_noise, so ioazd "
                         "does not keep it for noise (0.10 = 10%%, the default; a negative "
                         "value keeps every tie)")
-    p.add_argument("--ioaz-axes", action="store_true",
-                   help="cells by IOAZ's processes/pattern/mode only, without the depth axis")
+    axes = p.add_mutually_exclusive_group()
+    axes.add_argument("--ioaz-axes", action="store_true",
+                      help="cells by IOAZ's processes/pattern/mode only, without the depth axis")
+    axes.add_argument("--size-axis", action="store_true",
+                      help="cells split also by the mean request size (small|large, "
+                           "thresholds.yaml large_min_request_kb), where the calibration has "
+                           "workloads of both sizes in a class")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     bad = 0
-    axes = IOAZ_AXES if args.ioaz_axes else AXES
+    axes = IOAZ_AXES if args.ioaz_axes else SIZE_AXES if args.size_axis else AXES
     for goal in args.goal or GOALS:
         _say_noise(rows, goal, args.min_margin)
         table = derive_table(rows, goal, t, args.min_margin, axes, args.unclear_policy,

@@ -19,11 +19,13 @@ apart, on the tail a user sees, so ioazd switches from it to the cell's policy r
 keep it (bfq's p99 on random readers is 1.5-6x mq-deadline's at the same throughput).
 A class no workload fell into gets the policy best over the workloads of the class without
 its depth (when the axes include depth), else over all workloads of the goal, also marked
-judgement.
+judgement; one with no workload of its size, the cell of the class without the size.
 
 The axes are IOAZ's three plus `depth` (shallow|deep requests in flight per process) unless
 the caller asks for IOAZ's alone: on the simulator's HDD the depth parts the winners more
-than any other axis (idling schedulers for shallow, seek-sorting ones for deep).
+than any other axis (idling schedulers for shallow, seek-sorting ones for deep). `size`
+(small|large mean request) may be added: on the kernel's depth-1 calibration it parts 16
+writers 8 deep (bfq with 4 KiB writes, mq-deadline with 128 KiB ones).
 """
 from __future__ import annotations
 
@@ -42,6 +44,9 @@ from .dataset import Outcome, Row, best_candidate, outcomes
 
 IOAZ_AXES = ("processes", "pattern", "mode")
 AXES = IOAZ_AXES + ("depth",)
+SIZE_AXES = AXES + ("size",)
+# an unclassifiable run's axes beyond IOAZ's, as its built class is taken
+_BUILT = {"depth": "shallow", "size": "small"}
 
 
 @dataclass
@@ -70,9 +75,15 @@ class CellResult:
     # decisive_share); a mean would call a policy far behind on the strength of the cell's
     # other workloads
     shares: tuple[tuple[str, float], ...] = ()
+    # no workload of this size in the class: the cell of both sizes, this key
+    sizes_of: str | None = None
 
     def note(self) -> str:
-        return self._note() + self._behind_note() + self._p99_note()
+        note = self._note() + self._behind_note() + self._p99_note()
+        if self.sizes_of is not None:
+            return (f"no calibration workload of this size: as {self.sizes_of}, both sizes, "
+                    f"{note}")
+        return note
 
     def _behind_note(self) -> str:
         if self.stand_in_behind is None:
@@ -120,11 +131,12 @@ class CellResult:
 
 def row_class(r: Row, t: Thresholds, axes: tuple[str, ...] = AXES) -> str:
     """The cell key of one run's features on these axes. A run too small to classify keeps
-    the class its workload was built as (taken as shallow: the built classes are IOAZ's)."""
+    the class its workload was built as (taken as shallow and small: the built classes are
+    IOAZ's)."""
     c = classify(r.window(), t)
     if c is None:
         built = dict(zip(IOAZ_AXES, r.workload_class.split("/"), strict=True))
-        return "/".join(built.get(a, "shallow") for a in axes)
+        return "/".join(built.get(a, _BUILT.get(a, "")) for a in axes)
     values = c.axes()
     return "/".join(values[a] for a in axes)
 
@@ -155,12 +167,32 @@ def shares(per: dict[str, Outcome], goal: str) -> dict[str, float]:
 def derive_table(rows: list[Row], goal: str, t: Thresholds, min_margin: float = 0.02,
                  axes: tuple[str, ...] = AXES, stand_in: str | None = None,
                  p99_slack: float | None = 0.10) -> dict[str, CellResult]:
-    """The matrix's cells. With `stand_in`, a cell without a clear winner (or without any
-    workload) names that policy instead of the one its data leaned to, when the stand-in was
-    within the margin of the best: ioazd then leaves a disk alone where the calibration could
-    not tell the candidates apart (with the kernel's default as the stand-in), rather than pay
-    a switch for noise; a tie between others keeps the policy the data leaned to, unless its
-    lead over the stand-in is under `p99_slack` at a p99 worse by more than it.
+    """The matrix's cells. With the size axis, a class is split by size only where the
+    calibration has workloads of that size in it; a size it has none of takes the class's
+    cell derived without the size (a cell of the other size, measured, says more of this
+    class on this disk than the fallbacks of a class never measured)."""
+    if "size" not in axes:
+        return _derive(rows, goal, t, min_margin, axes, stand_in, p99_slack)
+    assert axes[-1] == "size", "size is the last axis (matrix.AXIS_ORDER)"
+    both = _derive(rows, goal, t, min_margin, axes[:-1], stand_in, p99_slack)
+    fine = _derive(rows, goal, t, min_margin, axes, stand_in, p99_slack)
+    out = {}
+    for key, c in fine.items():
+        coarse = key.rsplit("/", 1)[0]
+        out[key] = replace(both[coarse], key=key, sizes_of=coarse) if c.empty else c
+    return out
+
+
+def _derive(rows: list[Row], goal: str, t: Thresholds, min_margin: float,
+            axes: tuple[str, ...], stand_in: str | None,
+            p99_slack: float | None) -> dict[str, CellResult]:
+    """The matrix's cells on these axes. With `stand_in`, a cell without a clear winner (or
+    without any workload) names that policy instead of the one its data leaned to, when the
+    stand-in was within the margin of the best: ioazd then leaves a disk alone where the
+    calibration could not tell the candidates apart (with the kernel's default as the
+    stand-in), rather than pay a switch for noise; a tie between others keeps the policy the
+    data leaned to, unless its lead over the stand-in is under `p99_slack` at a p99 worse by
+    more than it.
     `p99_slack` (None: off) takes out of a cell's ties the policies whose p99 was that much
     worse than its policy's; the latency goal needs none, its margin being p99 already."""
     outs = outcomes(rows)
