@@ -13,6 +13,7 @@ from functools import partial
 from .bdi import DirtyReader
 from .classify.classes import Thresholds, classify
 from .classify.features import compute_features
+from .classify.held import HeldDepth
 from .classify.horizon import ProcessHorizon
 from .classify.types import WindowFeatures, WorkloadClass
 from .probe import Source
@@ -79,6 +80,7 @@ class Observer:
         self.prev: Snapshot = {}
         self.watching: list[str] = []
         self.horizons: dict[str, ProcessHorizon] = {}   # device -> its class's processes
+        self.held: dict[str, HeldDepth] = {}   # device -> its depth over recent windows
         self.kthreads: dict[int, bool] = {}   # thread -> a kernel thread (_user_thread)
         # device -> its last judged class: near a ratio threshold the next window keeps its
         # side (Thresholds.boundary_band)
@@ -137,6 +139,21 @@ class Observer:
             known = self.kthreads[tid] = kernel_thread(tid)
         return not known
 
+    def _classify(self, name: str, f: WindowFeatures) -> WorkloadClass | None:
+        """The window's class; a shallow one is judged again with the depth over the
+        elevator's expiry (classify/held.py), read from sysfs only then."""
+        held = self.held.setdefault(name, HeldDepth())
+        held.add(f.window_s, f.avg_depth, f.read_depth)
+        previous = self.classes.get(name)
+        c = classify(f, self.thresholds, previous)
+        if c is None or c.depth != "shallow" or f.submitters is None:
+            return c
+        over = held.over(partial(self.sysfs.expiry_s, name))
+        if over is None:
+            return c
+        f.held_depth, f.held_read_depth = over
+        return classify(f, self.thresholds, previous)
+
     def _replaced(self, name: str) -> bool:
         was = self.identities.get(name)
         now = self.sysfs.identity(name)
@@ -172,6 +189,7 @@ class Observer:
                 w.appeared.append(name)
                 self.identities[name] = self.sysfs.identity(name)
                 self.horizons.pop(name, None)
+                self.held.pop(name, None)
                 self.classes.pop(name, None)
                 continue  # first sight: its first window is the next one
             f = compute_features(old, snap, self.thresholds.min_process_share)
@@ -182,12 +200,14 @@ class Observer:
                 f.class_processes = self._horizon(name, f.window_s).add(
                     submitted, alive=self._alive(name, submitted), window_s=f.window_s,
                     may_join=self._user_thread, wait_s=partial(self.sysfs.expiry_s, name))
-            f.workload_class = classify(f, self.thresholds, self.classes.get(name))
+            f.workload_class = self._classify(name, f)
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class
             w.features.append(f)
         for name in set(self.horizons) - set(cur):
             del self.horizons[name]
+        for name in set(self.held) - set(cur):
+            del self.held[name]
         for name in set(self.classes) - set(cur):
             del self.classes[name]
         for name in set(self.identities) - set(cur):

@@ -33,7 +33,7 @@ def test_advise_names_the_cell_and_writes_nothing(make_loop, tmp_path: Path) -> 
         fio.wait(timeout=60)
     assert r.returncode == 0, r.stderr
     (a,) = [json.loads(x) for x in r.stdout.splitlines()]
-    assert a["device"] == dev and a["class"] == "4/random/read/shallow", a
+    assert a["device"] == dev and a["class"] == "4/random/read/shallow/small", a
     assert a["advice"]["scheduler"] in before["scheduler"]   # offered by this kernel
     matrix = Path(a["matrix"]).read_text().splitlines()
     assert a["cell"] in matrix[a["line"] - 1]             # the line is the cell's

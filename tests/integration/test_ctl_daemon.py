@@ -212,9 +212,9 @@ def test_pause_holds_the_scheduler_and_resume_lets_ioaz_decide(ioazd):
         time.sleep(4)
         d = ioazd.device()
         assert d["mode"] == "paused" and active(dev) == before
-        # psync readers wait for each request: shallow
+        # psync readers wait for each request: shallow; 4 KiB each: small
         assert d["class"] == {"processes": "8", "pattern": "random", "mode": "read",
-                              "depth": "shallow"}
+                              "depth": "shallow", "size": "small"}
         assert ioazd.ctl("resume", dev).returncode == 0
         wait_for("bfq after resume", lambda: active(dev) == "bfq", 6)
         assert ioazd.device()["mode"] == "auto"

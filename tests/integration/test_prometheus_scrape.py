@@ -169,6 +169,7 @@ def test_prometheus_sees_scheduler_switch_and_latency(make_loop, tmp_path):
         assert float(r[0]["value"][1]) == 1
         r = prom.query(f'ioaz_device_workload_class_info{{{sel}}}', at=t_end - 1)
         assert r and r[0]["metric"]["class"] == "8/random/read"
+        assert r[0]["metric"]["size"] == "small"   # 4 KiB reads
         assert prom.query(f'ioaz_device_state{{{sel},state="auto"}} == 1')
 
         # Latency. The probe times a request from submission to completion, as fio's clat

@@ -103,7 +103,7 @@ def test_scheduler_state_and_policy_label_sets():
                for s in ("auto", "pinned", "manual", "paused")) == 1
     assert val(m, "ioaz_device_workload_class_info", device="sdz", **{
         "class": "8/random/read", "processes": "8", "pattern": "random", "mode": "read",
-        "depth": "shallow"}) == 1
+        "depth": "shallow", "size": "small"}) == 1
     # a timestamp, not an age: PromQL's time() - this is the age, and a stuck scrape shows
     assert val(m, "ioaz_last_decision_timestamp_seconds", device="sdz") == NOW - 2.5
 

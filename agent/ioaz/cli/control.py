@@ -173,7 +173,7 @@ def _age(v: Any) -> str:
 def _class(c: Any) -> str:
     if not isinstance(c, dict):
         return "-"
-    return "/".join(c[k] for k in ("processes", "pattern", "mode", "depth") if k in c)
+    return "/".join(c[k] for k in ("processes", "pattern", "mode", "depth", "size") if k in c)
 
 
 def _pin(p: Any) -> str:

@@ -99,7 +99,7 @@ HEADER = (f"{'device':<10} {'iops':>9} {'rMB/s':>8} {'wMB/s':>8} {'read%':>6} {'
 
 
 def format_row(f: WindowFeatures) -> str:
-    cls = f.workload_class.key() if f.workload_class else "idle"
+    cls = f.workload_class.full_key() if f.workload_class else "idle"
     if f.workload_class and f.workload_class.kept:
         cls += f" (kept: {f.workload_class.kept})"
     return (f"{f.device:<10} {f.iops:>9.0f} {f.read_bytes_per_s / 1e6:>8.1f} "

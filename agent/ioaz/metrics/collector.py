@@ -186,7 +186,7 @@ class _DeviceFamilies:
             labels=dev + ["state"])
         self.wclass = InfoMetricFamily(
             "ioaz_device_workload_class", "The IOAZ workload class of the last window",
-            labels=dev + ["class", "processes", "pattern", "mode", "depth"])
+            labels=dev + ["class", "processes", "pattern", "mode", "depth", "size"])
         self.iops = GaugeMetricFamily("ioaz_window_iops", "Completed requests per second "
                                       "in the last window", labels=dev)
         self.bps = GaugeMetricFamily("ioaz_window_throughput_bytes_per_second",
@@ -293,7 +293,8 @@ class _DeviceFamilies:
                 fam.add_metric([n], float(v))
         c = f.workload_class
         if c is not None:
-            self.wclass.add_metric([n, str(c), c.processes, c.pattern, c.mode, c.depth], {})
+            self.wclass.add_metric([n, str(c), c.processes, c.pattern, c.mode, c.depth,
+                                    c.size], {})
             self.kept.add_metric([n], 1.0 if c.kept else 0.0)
 
     def _histograms(self, n: str, snap: Any) -> None:
