@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from .bdi import DirtyReader
-from .classify.classes import Thresholds, classify
+from .classify.classes import Thresholds, bios_in_flight, classify
 from .classify.features import compute_features
 from .classify.held import HeldDepth
 from .classify.horizon import ProcessHorizon
@@ -143,15 +143,16 @@ class Observer:
         """The window's class; a shallow one is judged again with the depth over the
         elevator's expiry (classify/held.py), read from sysfs only then."""
         held = self.held.setdefault(name, HeldDepth())
-        held.add(f.window_s, f.avg_depth, f.read_depth)
+        split = f.read_depth is not None
+        held.add(f.window_s, bios_in_flight(f), bios_in_flight(f, True) if split else None,
+                 bios_in_flight(f, False) if split else None)
         previous = self.classes.get(name)
         c = classify(f, self.thresholds, previous)
         if c is None or c.depth != "shallow" or f.submitters is None:
             return c
-        over = held.over(partial(self.sysfs.expiry_s, name))
-        if over is None:
+        f.held_bios = held.over(partial(self.sysfs.expiry_s, name), c.mode == "read")
+        if f.held_bios is None:
             return c
-        f.held_depth, f.held_read_depth = over
         return classify(f, self.thresholds, previous)
 
     def _replaced(self, name: str) -> bool:

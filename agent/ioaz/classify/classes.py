@@ -126,20 +126,26 @@ def depth_per_process(f: WindowFeatures, processes: int, read: bool | None = Non
     back for the readers (bfq): counted whole, it made the readers "deep" and moved the
     class off bfq to deadline's cell, 0.64x bfq on S's "5 5 seq" (docs/testbed.md,
     thirty-ninth run)."""
-    if f.avg_depth is None or f.submitters is None:
+    if f.submitters is None:
         return None   # diskstats: no processes, and its process count is made from avg_depth
-    depth = _direction(f.avg_depth, f.read_depth, read)
-    if f.held_depth is not None:   # requests the elevator held count (classify/held.py)
-        depth = max(depth, _direction(f.held_depth, f.held_read_depth, read))
+    bios = bios_in_flight(f, read)
+    if bios is None:
+        return None
+    if f.held_bios is not None:   # requests the elevator held count (classify/held.py)
+        bios = max(bios, f.held_bios)
+    return bios / max(1, processes)
+
+
+def bios_in_flight(f: WindowFeatures, read: bool | None = None) -> float | None:
+    """The window's bios in flight (requests scaled by bios per request), of one direction
+    where the source splits them (`read`), else of both."""
+    if f.avg_depth is None:
+        return None
+    depth = f.avg_depth
+    if read is not None and f.read_depth is not None:
+        depth = f.read_depth if read else max(0.0, f.avg_depth - f.read_depth)
     merged = min(f.merge_ratio or 0.0, _MAX_MERGE_RATIO)
-    return depth / (1.0 - merged) / max(1, processes)
-
-
-def _direction(depth: float, read_depth: float | None, read: bool | None) -> float:
-    """Of a depth, the class's own direction's part, where the source splits it."""
-    if read is None or read_depth is None:
-        return depth
-    return read_depth if read else max(0.0, depth - read_depth)
+    return depth / (1.0 - merged)
 
 
 def _side(ratio: float, threshold: float, band: float,

@@ -11,7 +11,10 @@ force, as the process count did before class membership (horizon.py): in the
 hundred-and-eighteenth run ioazd switched the writers to mq-deadline and, 6 s later, back.
 
 Over the elevator's longest expiry every held request has completed once, so the mean over
-that span counts them: the depth a class reads is the larger of the window's and that mean.
+that span counts them: the depth a class reads is the larger of the window's and that mean,
+each window's requests scaled by its own bios per request, over the windows in which the
+class's direction had requests (the readers of the phase before the writers held none of
+theirs: in the hundred-and-nineteenth run a mean over them read the writers shallow again).
 Elevators that hold nothing longer than a window (bfq's fifo_expire_* are 125-250 ms, kyber
 and none have none) leave the window's depth alone; so does a workload that goes from deep
 to shallow, until its deep windows are older than the expiry.
@@ -28,41 +31,45 @@ KEPT_S = 60.0
 
 
 class HeldDepth:
-    """One device's depth (requests in flight, and the reads' part of them) window by window,
-    over the last KEPT_S seconds."""
+    """One device's bios in flight window by window (requests scaled by the window's bios per
+    request, as the class's depth is), whole and by direction, over the last KEPT_S seconds."""
 
     def __init__(self) -> None:
-        self.recent: deque[tuple[float, float, float | None]] = deque()
+        # (window_s, bios in flight: whole, reads, writes; None where the source cannot split)
+        self.recent: deque[tuple[float, float, float | None, float | None]] = deque()
 
-    def add(self, window_s: float, depth: float | None, read_depth: float | None) -> None:
-        """One window's avg_depth and read_depth; a window without a depth (diskstats'
-        sampling gap, nothing completed) restarts the history."""
-        if depth is None:
+    def add(self, window_s: float, whole: float | None, reads: float | None = None,
+            writes: float | None = None) -> None:
+        """One window's bios in flight; a window without a depth (nothing measured)
+        restarts the history."""
+        if whole is None:
             self.recent.clear()
             return
-        self.recent.append((window_s, depth, read_depth))
-        span = sum(s for s, _, _ in self.recent)
+        self.recent.append((window_s, whole, reads, writes))
+        span = sum(w[0] for w in self.recent)
         while len(self.recent) > 1 and span - self.recent[0][0] >= KEPT_S:
             span -= self.recent.popleft()[0]
 
-    def over(self, expiry_s: float | Callable[[], float]) -> tuple[float, float | None] | None:
-        """The mean depth and read depth over the newest windows that cover the elevator's
-        expiry (at most KEPT_S), or None when the expiry is no longer than the newest window
-        (nothing is held past it) or there is only that window. A callable expiry is read
-        only when there is more than one window to average."""
+    def over(self, expiry_s: float | Callable[[], float], read: bool | None) -> float | None:
+        """The mean bios in flight of one direction (None: both) over the windows of the
+        last expiry (at most KEPT_S) in which that direction had any: a window of another
+        workload (readers before the writers came) says nothing of what the elevator holds
+        of this one. None when the expiry is no longer than the newest window (nothing is held
+        past it), or fewer than two windows count. A callable expiry is read only when there
+        is more than one window."""
         if len(self.recent) < 2:
             return None
         expiry = expiry_s() if callable(expiry_s) else expiry_s
         if expiry <= self.recent[-1][0]:
             return None
-        span = depth = read = 0.0
-        reads_known = True
-        for s, d, r in reversed(self.recent):
-            span, depth = span + s, depth + d * s
-            if r is None:
-                reads_known = False
-            else:
-                read += r * s
-            if span >= expiry:
+        reach = total = counted = 0.0
+        n = 0
+        for s, whole, reads, writes in reversed(self.recent):
+            reach += s
+            bios = whole if read is None or reads is None or writes is None else \
+                reads if read else writes
+            if bios > 0:
+                total, counted, n = total + bios * s, counted + s, n + 1
+            if reach >= expiry:
                 break
-        return depth / span, (read / span if reads_known else None)
+        return total / counted if n >= 2 else None

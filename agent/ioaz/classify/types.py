@@ -104,11 +104,10 @@ class WindowFeatures:
     # and avg_depth less it for a write class (classes.depth_per_process). None: the source
     # cannot split them (the simulator, a dataset's row).
     read_depth: float | None = None
-    # The depth and read depth over the elevator's longest expiry, where it is longer than the
-    # window (classify/held.py): a request it holds counts only when it completes. None: the
-    # window's own depth is the class's.
-    held_depth: float | None = None
-    held_read_depth: float | None = None
+    # The class's direction's bios in flight over the elevator's longest expiry, where it is
+    # longer than the window (classify/held.py): a request it holds counts only when it
+    # completes. None: the window's own depth is the class's.
+    held_bios: float | None = None
     workload_class: WorkloadClass | None = None
     # Not part of the observe line, but kept for metrics and the simulator:
     requests: int = 0
