@@ -55,6 +55,13 @@ def test_the_mean_is_over_the_expiry_and_the_windows_of_the_class_direction():
         r.add(1.0, bios, 0.0, bios)
     assert r.over(10.0, False) == pytest.approx(34.0)   # the four writer windows
     assert r.over(10.0, True) == pytest.approx(3.0)     # the five reader windows
+    # a direction's trickle (par-read's 0.03 bios of writes in flight) is not its window
+    p = HeldDepth()
+    for _ in range(4):
+        p.add(1.0, 3.28, 3.25, 0.03)
+    for bios in (60.6, 114.6, 112.1, 68.2, 7.7, 7.7):
+        p.add(1.0, bios, 0.0, bios)
+    assert p.over(10.6, False) == pytest.approx(371.0 / 6, rel=1e-3)
     # both directions: every window that had any
     assert r.over(10.0, None) == pytest.approx((5 * 3.0 + 136.0) / 9)
     # a source that cannot split the directions: the whole

@@ -18,6 +18,13 @@ theirs: in the hundred-and-nineteenth run a mean over them read the writers shal
 Elevators that hold nothing longer than a window (bfq's fifo_expire_* are 125-250 ms, kyber
 and none have none) leave the window's depth alone; so does a workload that goes from deep
 to shallow, until its deep windows are older than the expiry.
+
+It only delays the misreading, it does not end it: a mean of completions cannot see requests
+still held, so between a switch to mq-deadline and the first expiry it falls window by
+window (from four deep windows before the switch it read the writers shallow about five
+windows after; the hundred-and-twentieth run's second round went back to stream so). Counting
+the requests in flight at the window's end (submitted less completed, by the probe) would see
+them; not built.
 """
 from __future__ import annotations
 
@@ -28,6 +35,10 @@ from collections.abc import Callable
 # disk was 10-40 s (twice the p99, times 10); its ceiling (knob_rules: 30 s read, 300 s write)
 # would hold a class deep for five minutes after its workload went shallow.
 KEPT_S = 60.0
+# A window counts for a direction when that direction kept at least one bio in flight on
+# average: par-read's readers wrote 0.03 (metadata, rounding), and their windows, counted as
+# the writers', diluted the writers' mean (hundred-and-twentieth run).
+MIN_BIOS = 1.0
 
 
 class HeldDepth:
@@ -52,11 +63,11 @@ class HeldDepth:
 
     def over(self, expiry_s: float | Callable[[], float], read: bool | None) -> float | None:
         """The mean bios in flight of one direction (None: both) over the windows of the
-        last expiry (at most KEPT_S) in which that direction had any: a window of another
-        workload (readers before the writers came) says nothing of what the elevator holds
-        of this one. None when the expiry is no longer than the newest window (nothing is held
-        past it), or fewer than two windows count. A callable expiry is read only when there
-        is more than one window."""
+        last expiry (at most KEPT_S) in which that direction had MIN_BIOS or more: a window
+        of another workload (readers before the writers came) says nothing of what the
+        elevator holds of this one. None when the expiry is no longer than the newest window
+        (nothing is held past it), or fewer than two windows count. A callable expiry is read
+        only when there is more than one window."""
         if len(self.recent) < 2:
             return None
         expiry = expiry_s() if callable(expiry_s) else expiry_s
@@ -68,7 +79,7 @@ class HeldDepth:
             reach += s
             bios = whole if read is None or reads is None or writes is None else \
                 reads if read else writes
-            if bios > 0:
+            if bios >= MIN_BIOS:
                 total, counted, n = total + bios * s, counted + s, n + 1
             if reach >= expiry:
                 break
