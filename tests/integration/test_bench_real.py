@@ -28,8 +28,9 @@ def test_real_suite_compares_ioazd_with_every_kernel_scheduler(tmp_path) -> None
         assert [p["phase"] for p in r["phases"]] == ["par-read", "rand-read", "seq-write",
                                                      "seq-read"], name
     # the agent saw the phases change (the probe's classes of the fio phases, with their
-    # depth: fio's psync jobs wait for each request)
-    assert "16+/random/read/shallow" in real["adaptive"]["classes"], real["adaptive"]["classes"]
+    # depth: fio's psync jobs wait for each request; and size: 4 KiB each)
+    assert "16+/random/read/shallow/small" in real["adaptive"]["classes"], \
+        real["adaptive"]["classes"]
     assert real["vs_best_throughput"] > 0 and real["p99_vs_best"] > 0
     # the loop's queue settings were put back after the schedulers were changed
     assert real["queue_after"] == real["queue_before"]
