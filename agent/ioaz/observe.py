@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cache, partial
 
 from .bdi import DirtyReader
 from .classify.classes import Thresholds, bios_in_flight, classify
@@ -139,7 +139,8 @@ class Observer:
             known = self.kthreads[tid] = kernel_thread(tid)
         return not known
 
-    def _classify(self, name: str, f: WindowFeatures) -> WorkloadClass | None:
+    def _classify(self, name: str, f: WindowFeatures,
+                  expiry: Callable[[], float]) -> WorkloadClass | None:
         """The window's class; a shallow one is judged again with the depth over the
         elevator's expiry (classify/held.py), read from sysfs only then."""
         held = self.held.setdefault(name, HeldDepth())
@@ -150,7 +151,7 @@ class Observer:
         c = classify(f, self.thresholds, previous)
         if c is None or c.depth != "shallow" or f.submitters is None:
             return c
-        f.held_bios = held.over(partial(self.sysfs.expiry_s, name), c.mode == "read")
+        f.held_bios = held.over(expiry, c.mode == "read")
         if f.held_bios is None:
             return c
         return classify(f, self.thresholds, previous)
@@ -197,11 +198,13 @@ class Observer:
             f.dirty_fill = self.dirty.fill(snap.major, snap.minor)
             # the class counts submitters: threads where the probe tells them apart
             submitted = f.thread_bios if f.threads is not None else f.process_bios
+            # the elevator's expiry, read from sysfs at most once a window and only if asked
+            expiry = cache(partial(self.sysfs.expiry_s, name))
             if f.submitters is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
                     submitted, alive=self._alive(name, submitted), window_s=f.window_s,
-                    may_join=self._user_thread, wait_s=partial(self.sysfs.expiry_s, name))
-            f.workload_class = self._classify(name, f)
+                    may_join=self._user_thread, wait_s=expiry)
+            f.workload_class = self._classify(name, f, expiry)
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class
             w.features.append(f)
