@@ -67,6 +67,11 @@ static __always_inline struct gendisk *ioaz_bio_disk(struct bio *bio)
 const volatile __u32 nargs_bio_queue = 1;
 const volatile __u32 nargs_bio_merge = 1;
 const volatile __u32 nargs_rq_merge = 1;
+/*
+ * block_getrq was (q, bio, rw) before v5.11 (e8a676d61c07 too): there the
+ * bio is the middle argument, not the last.
+ */
+const volatile __u32 nargs_getrq = 1;
 
 static __always_inline void *ioaz_last_arg(unsigned long long *ctx, __u32 nargs)
 {

@@ -262,6 +262,19 @@ static __always_inline void count_merge(struct ioaz_dev_stats *s, bool bio_merge
 		s->rq_merges++;
 }
 
+/*
+ * A read or write request made (one), or merged away or completed (minus
+ * one): the requests in flight (ioaz.h). Atomic though per CPU: a completion
+ * interrupts a submission on the same CPU, and a plain add the interrupted
+ * program stores after it loses the completion's, for good (a lost
+ * completion is a request in flight forever; a lost latency is one sample).
+ */
+static __always_inline void count_made(struct ioaz_dev_stats *s, int dir, __s64 n)
+{
+	if (dir == IOAZ_DIR_READ || dir == IOAZ_DIR_WRITE)
+		__sync_fetch_and_add(&s->in_flight[dir], n);
+}
+
 /* The sampled period (0 or 1) a time falls in, or -1: [from[i], until[i]). */
 static __always_inline int period_of(__u64 t, __u64 from0, __u64 until0, __u64 from1,
 				     __u64 until1)

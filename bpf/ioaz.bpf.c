@@ -11,10 +11,14 @@
  *  - sequentiality and the submitting process: at block_bio_queue, where the
  *    current task is still the submitter (at issue it is often a kworker) and
  *    before merging has changed request boundaries, so neither depends on the
- *    scheduler in use.
+ *    scheduler in use;
+ *  - the requests in flight: made at block_getrq, less those merged away
+ *    (block_rq_merge) and those completed, so that the requests an elevator
+ *    holds past a window count before they complete (ioaz.h, in_flight).
  *
  * Cost is the design constraint (a fast device spends a few microseconds of
- * CPU per request): two programs per request, one per-CPU map lookup each,
+ * CPU per request): three programs per request (sampled, two for a sample
+ * of the requests and none for the rest), one per-CPU map lookup each,
  * no per-request map, no value shared between CPUs. What was measured to
  * cost what is in README.md (Performance).
  */
@@ -95,6 +99,13 @@ volatile __u64 lat_from[2] = { 0, 0 };
 volatile __u64 lat_until[2] = { ~0ULL, 0 };
 /* Sampled: count the periods' requests in `slots` (see on_getrq). */
 volatile __u64 track_slots = 0;
+/*
+ * Count the requests in flight (ioaz.h, in_flight): 1 unsampled; sampled, 1
+ * while every request is seen (the sampler's full periods) and 0 for good
+ * after the first period that is not, whose makes and completions were
+ * partly missed.
+ */
+volatile __u64 track_made = 1;
 
 /* Per-CPU request counts of the two sampled periods (struct ioaz_slot). */
 struct {
@@ -211,16 +222,32 @@ static __always_inline void slot_add(int slot, bool done)
 }
 
 /*
- * A new request for a bio, attached only while a sampled period counts: the
- * requests the period started, so user space can tell when all are done.
+ * A new request for a bio: the requests made, by direction, for the count in
+ * flight (track_made); sampled, the requests the period started, so user
+ * space can tell when all are done (track_slots).
  */
 SEC("tp_btf/block_getrq")
 int on_getrq(unsigned long long *ctx)
 {
-	int slot = slot_of(bpf_ktime_get_ns());
+	struct bio *bio;
+	struct ioaz_dev *d;
+	__u32 dev;
+	int slot;
 
-	if (slot >= 0)
-		slot_add(slot, false);
+	if (track_slots) {
+		slot = slot_of(bpf_ktime_get_ns());
+		if (slot >= 0)
+			slot_add(slot, false);
+	}
+	if (!track_made)
+		return 0;
+	bio = (void *)(nargs_getrq >= 2 ? ctx[1] : ctx[0]);
+	dev = gendisk_dev(ioaz_bio_disk(bio));
+	if (!dev)
+		return 0;
+	d = dev_of(dev);
+	if (d)
+		count_made(&d->stats, op_dir(bio->bi_opf & IOAZ_REQ_OP_MASK), 1);
 	return 0;
 }
 
@@ -256,15 +283,28 @@ SEC("tp_btf/block_rq_merge")
 int on_rq_merge(unsigned long long *ctx)
 {
 	struct request *rq = ioaz_last_arg(ctx, nargs_rq_merge);
+	__u32 dev = disk_dev(rq);
+	struct ioaz_dev *d;
 
-	return on_merge(disk_dev(rq), false);
+	if (!dev)
+		return 0;
+	d = dev_of(dev);
+	if (!d)
+		return 0;
+	/* merged away, it will not complete: unmade whatever `counting` says */
+	if (track_made)
+		count_made(&d->stats, rq_dir(rq), -1);
+	if (counting)
+		count_merge(&d->stats, false);
+	return 0;
 }
 
 /*
  * No shared in-flight counter: one touched by every request on every CPU
  * costs more than the whole probe budget. lat_sum_ns gives the time-averaged
- * number of requests in the block layer instead (Little's law: sum of
- * latencies / window length, as iostat's aqu-sz).
+ * number of requests in the block layer (Little's law: sum of latencies /
+ * window length, as iostat's aqu-sz); the per-CPU in_flight, summed, the
+ * number at the instant user space reads.
  */
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_bytes)
@@ -284,15 +324,19 @@ int BPF_PROG(on_rq_complete, struct request *rq, int error, unsigned int nr_byte
 	/* First, as it is all a sampled probe does for most requests. */
 	start = rq->start_time_ns;
 	slot = slot_of(start);
-	if (slot < 0)
+	if (slot < 0 && !track_made)
 		return 0;	/* sampled, and not submitted in a counted period */
-	if (track_slots && rq->bio)	/* flush, passthrough: no block_getrq */
+	if (slot >= 0 && track_slots && rq->bio)	/* flush, passthrough: no block_getrq */
 		slot_add(slot, true);
 	dev = disk_dev(rq);
 	if (!dev)
 		return 0;
 	d = dev_of(dev);
 	if (!d)
+		return 0;
+	if (track_made && rq->bio)	/* made at block_getrq, so not a flush's own */
+		count_made(&d->stats, rq_dir(rq), -1);
+	if (slot < 0)
 		return 0;
 	count_completion(&d->stats, rq_dir(rq), nr_bytes, start, rq->io_start_time_ns,
 			 bpf_ktime_get_ns());

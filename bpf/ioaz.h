@@ -50,6 +50,15 @@ struct ioaz_dev_stats {
 				 * alone, as diskstats' "ms spent reading" */
 	__u64 svc_count;	/* completions with an issue timestamp */
 	__u64 svc_sum_ns;	/* sum of their issue-to-complete times */
+	/*
+	 * Read and write requests in flight: made (block_getrq), less those
+	 * merged into another (block_rq_merge) and those completed. A CPU's
+	 * count wraps below zero (a request made on one CPU completes on
+	 * another); the sum over CPUs, modulo 2^64, is right, less the requests
+	 * already in flight when the probe attached (agent/ioaz/probe/
+	 * in_flight.py). Counted while track_made is 1.
+	 */
+	__u64 in_flight[2];
 	__u64 lat_hist[IOAZ_LAT_SLOTS];
 	__u64 svc_hist[IOAZ_LAT_SLOTS];
 	__u64 size_hist[IOAZ_SIZE_SLOTS];

@@ -36,6 +36,7 @@ struct ioaz_ctl {
 	u64 lat_from[2];
 	u64 lat_until[2];
 	u64 track_slots;
+	u64 track_made;		/* as ioaz.bpf.c's */
 };
 
 BPF_ARRAY(ctl, struct ioaz_ctl, 1);
@@ -76,6 +77,17 @@ static __always_inline bool rwbs_is_rw(const char *rwbs, u32 nr_sector)
 	char c = rwbs[0] == 'F' ? rwbs[1] : rwbs[0];
 
 	return nr_sector > 0 && (c == 'R' || c == 'W');
+}
+
+/*
+ * Read, write or other (enum ioaz_dir) by the rwbs string, data or none: an
+ * empty preflush write ("FW") completes as a write too (op_dir).
+ */
+static __always_inline int rwbs_dir(const char *rwbs)
+{
+	char c = rwbs[0] == 'F' ? rwbs[1] : rwbs[0];
+
+	return c == 'R' ? IOAZ_DIR_READ : c == 'W' ? IOAZ_DIR_WRITE : IOAZ_DIR_OTHER;
 }
 
 static __always_inline void flush_proc(u32 dev, u64 id, u64 bios)
@@ -151,13 +163,22 @@ static __always_inline void slot_add(int slot, bool done)
 TRACEPOINT_PROBE(block, block_getrq)
 {
 	struct ioaz_ctl *c = ctl_get();
+	struct ioaz_dev *d;
 	int slot;
 
 	if (!c)
 		return 0;
-	slot = slot_of(c, bpf_ktime_get_ns());
-	if (slot >= 0)
-		slot_add(slot, false);
+	if (c->track_slots) {
+		slot = slot_of(c, bpf_ktime_get_ns());
+		if (slot >= 0)
+			slot_add(slot, false);
+	}
+	/* the requests made, for the count in flight (ioaz.h, in_flight) */
+	if (!c->track_made || !args->dev)
+		return 0;
+	d = dev_of(args->dev);
+	if (d)
+		count_made(&d->stats, rwbs_dir(args->rwbs), 1);
 	return 0;
 }
 
@@ -186,6 +207,15 @@ TRACEPOINT_PROBE(block, block_bio_frontmerge)
 
 TRACEPOINT_PROBE(block, block_rq_merge)
 {
+	struct ioaz_ctl *c = ctl_get();
+	struct ioaz_dev *d;
+
+	/* merged away, it will not complete: unmade whatever `counting` says */
+	if (c && c->track_made && args->dev) {
+		d = dev_of(args->dev);
+		if (d)
+			count_made(&d->stats, rwbs_dir(args->rwbs), -1);
+	}
 	return on_merge(args->dev, false);
 }
 
@@ -235,10 +265,10 @@ RAW_TRACEPOINT_PROBE(block_rq_complete)
 		return 0;
 	bpf_probe_read_kernel(&start, sizeof(start), &rq->start_time_ns);
 	slot = slot_of(c, start);
-	if (slot < 0)
+	if (slot < 0 && !c->track_made)
 		return 0;	/* sampled, and not submitted in a counted period */
 	bpf_probe_read_kernel(&bio, sizeof(bio), &rq->bio);
-	if (c->track_slots && bio)	/* flush, passthrough: no block_getrq */
+	if (slot >= 0 && c->track_slots && bio)	/* flush, passthrough: no block_getrq */
 		slot_add(slot, true);
 	dev = rq_devt(rq);
 	if (!dev)
@@ -247,6 +277,10 @@ RAW_TRACEPOINT_PROBE(block_rq_complete)
 	if (!d)
 		return 0;
 	bpf_probe_read_kernel(&cmd_flags, sizeof(cmd_flags), &rq->cmd_flags);
+	if (c->track_made && bio)	/* made at block_getrq, so not a flush's own */
+		count_made(&d->stats, op_dir(cmd_flags & REQ_OP_MASK), -1);
+	if (slot < 0)
+		return 0;
 	bpf_probe_read_kernel(&issued, sizeof(issued), &rq->io_start_time_ns);
 	count_completion(&d->stats, op_dir(cmd_flags & REQ_OP_MASK), nr_bytes, start, issued,
 			 bpf_ktime_get_ns());

@@ -35,7 +35,8 @@ def counts(snap) -> dict:
     return {"completed": snap.completed, "bytes": snap.completed_bytes, "bios": snap.bios,
             "bios_seq": snap.bios_seq, "lat_sum_ns": snap.lat_sum_ns,
             "lat_hist": snap.lat_hist, "size_hist": snap.size_hist,
-            "threads": len(snap.threads or {}), "procs": len(snap.procs or {})}
+            "threads": len(snap.threads or {}), "procs": len(snap.procs or {}),
+            "in_flight": snap.in_flight}
 
 
 def features(old, new) -> dict:

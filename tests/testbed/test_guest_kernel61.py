@@ -101,6 +101,10 @@ def check_bcc_against_core(m: dict[str, str], tmp_path) -> None:
         # The same requests, seen at the same tracepoints: the counts are the same.
         for k in ("completed", "bytes", "bios", "bios_seq", "size_hist"):
             assert bcc["counts"][k] == core["counts"][k], (r["workload"], k)
+        # every request completed: none in flight, by either probe's count
+        print(f"{r['workload']:16} in_flight        libbpf {core['counts']['in_flight']} "
+              f"bcc {bcc['counts']['in_flight']}")
+        assert core["counts"]["in_flight"] == bcc["counts"]["in_flight"] == [0, 0], r["workload"]
         hist_a, hist_b = core["features"]["latency_hist"], bcc["features"]["latency_hist"]
         moved = sum(abs(hist_a.get(b, 0) - hist_b.get(b, 0)) for b in {*hist_a, *hist_b}) / 2
         print(f"{r['workload']:16} latency_hist     {moved:.0f} of {sum(hist_a.values())} "

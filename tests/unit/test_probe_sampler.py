@@ -16,7 +16,8 @@ from ioaz.probe.snapshot import DeviceSnapshot
 class FakeObject:
     """Records attach/detach and global stores, as BpfObject would apply them."""
 
-    def __init__(self, fail_after: int | None = None):
+    def __init__(self, fail_after: int | None = None, failures: int = 1 << 30):
+        self.failures = failures   # how many attaches fail from fail_after on
         self.attached: set[str] = {"on_rq_complete"}
         self.globals: dict[tuple[str, int], int] = {("counting", 0): 1}
         self.log: list[tuple] = []
@@ -29,7 +30,9 @@ class FakeObject:
 
     def attach(self, names) -> None:
         with self.lock:
-            if self.fail_after is not None and len(self.log) >= self.fail_after:
+            if self.fail_after is not None and len(self.log) >= self.fail_after \
+                    and self.failures > 0:
+                self.failures -= 1
                 raise OSError("attach failed")
             for n in names:
                 if n not in self.attached:
@@ -193,3 +196,31 @@ def test_completed_requests_sums_the_whole_disks_reads_and_writes(tmp_path):
     stats.write_text("   8       0 sda 100 3 800 40 fifty 2 400 50 0 90 90 0 0 0 0 0 0\n")
     with pytest.raises(ValueError, match=r"diskstats:1: unreadable line"):
         completed_requests(str(stats), kernel)
+
+
+def test_requests_in_flight_are_counted_in_full_periods_only():
+    """Counted only while every request is seen: the completion program attached before the
+    count starts, the epoch odd while it runs and moved on before it stops (in_flight.py)."""
+    obj = FakeObject()
+    plan = SamplePlan(0.3, period_s=0.2, warmup_s=0.04, full_below_iops=1000)
+    s = run_sampler(obj, plan, 1.05, rate=10)
+    starts = [i for i, e in enumerate(obj.log) if e == ("set", "track_made", 0, 1)]
+    assert len(starts) == 1, "counted from the first full period to stop(), without a break"
+    before = obj.log[:starts[0]]
+    for name in ("on_rq_complete", "on_getrq", "on_rq_merge"):
+        assert name in obj.attached or ("detach", name) in obj.log[starts[0]:]
+        assert ("attach", name) in before or name == "on_rq_complete", name
+    assert obj.globals[("track_made", 0)] == 0 and s.made_epoch == 2, "stop() ends the count"
+    busy = run_sampler(FakeObject(), plan, 0.65, rate=1e6)
+    assert busy.made_epoch == 0, "sampled periods count no requests in flight"
+
+
+def test_a_sampler_that_falls_back_counts_requests_in_flight_anew():
+    obj = FakeObject(fail_after=len(BIO_SIDE) + 8, failures=1)
+    s = run_sampler(obj, SamplePlan(0.3, period_s=0.1, warmup_s=0.02), 0.5, rate=1e6)
+    assert s.error and obj.globals[("track_made", 0)] == 1
+    assert s.made_epoch == 1 and {"on_getrq", "on_rq_merge"} <= obj.attached
+    # a fallback that failed too counts nothing
+    obj = FakeObject(fail_after=len(BIO_SIDE) + 8)
+    s = run_sampler(obj, SamplePlan(0.3, period_s=0.1, warmup_s=0.02), 0.5, rate=1e6)
+    assert s.error and obj.globals.get(("track_made", 0)) == 0 and s.made_epoch % 2 == 0

@@ -82,6 +82,15 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
     if avg_depth is not None and new.lat_read_ns is not None and old.lat_read_ns is not None:
         read_depth = min(avg_depth, delta(new.lat_read_ns, old.lat_read_ns) / (window_s * 1e9))
 
+    # Requests in flight at both the window's ends (the fewer of the two counts): those an
+    # elevator held through the window, which Little's law above counts only once they complete
+    # (classify/held.py). Not a single instant's: a write-back burst at the window's end alone
+    # is not a queue the window had.
+    in_flight = None
+    if old.in_flight is not None and new.in_flight is not None:
+        in_flight = (min(old.in_flight[0], new.in_flight[0]),
+                     min(old.in_flight[1], new.in_flight[1]))
+
     lat_hist = delta_list(new.lat_hist, old.lat_hist)
     size_hist = delta_list(new.size_hist, old.size_hist)
     # each map's per-window counts once: they give both the bios and the active count
@@ -104,6 +113,7 @@ def compute_features(old: DeviceSnapshot, new: DeviceSnapshot,
         processes=None if new.procs is None else _active(procs, min_process_share),
         avg_depth=avg_depth,
         read_depth=read_depth,
+        in_flight=in_flight,
         mean_size_bytes=(rw_bytes / (reads + writes)) if reads + writes else None,
         p50_latency_s=None if p50 is None else p50 / 1e9,
         p99_latency_s=None if p99 is None else p99 / 1e9,

@@ -22,9 +22,9 @@ to shallow, until its deep windows are older than the expiry.
 It only delays the misreading, it does not end it: a mean of completions cannot see requests
 still held, so between a switch to mq-deadline and the first expiry it falls window by
 window (from four deep windows before the switch it read the writers shallow about five
-windows after; the hundred-and-twentieth run's second round went back to stream so). Counting
-the requests in flight at the window's end (submitted less completed, by the probe) would see
-them; not built.
+windows after; the hundred-and-twentieth run's second round went back to stream so). The
+probe's count of the requests in flight sees them (probe/in_flight.py): those in flight at
+both the window's ends are a third lower bound of the class's depth (classes.depth_per_process).
 """
 from __future__ import annotations
 

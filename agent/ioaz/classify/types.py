@@ -108,6 +108,9 @@ class WindowFeatures:
     # longer than the window (classify/held.py): a request it holds counts only when it
     # completes. None: the window's own depth is the class's.
     held_bios: float | None = None
+    # Read and write requests in flight at both the window's start and its end (features.py),
+    # the requests an elevator held through it among them. None: the source cannot count them.
+    in_flight: tuple[int, int] | None = None
     workload_class: WorkloadClass | None = None
     # Not part of the observe line, but kept for metrics and the simulator:
     requests: int = 0
@@ -154,4 +157,5 @@ class WindowFeatures:
         out["read_depth"] = self.read_depth   # the reads' part of avg_depth (the depth axis)
         out["class_processes"] = self.class_processes   # the class's count, over its horizon
         out["dirty_fill"] = self.dirty_fill   # dirty data over the disk's threshold (bdi.py)
+        out["in_flight"] = None if self.in_flight is None else list(self.in_flight)
         return out

@@ -31,9 +31,9 @@ PROGRAMS: dict[str, tuple[str, str, bool]] = {
     "on_rq_complete": ("raw_tracepoint__block_rq_complete", "block_rq_complete", True),
 }
 # BpfObject's globals, as fields of the one-entry `ctl` map: name -> its elements.
-CTL_FIELDS = {"counting": 1, "lat_from": 2, "lat_until": 2, "track_slots": 1}
+CTL_FIELDS = {"counting": 1, "lat_from": 2, "lat_until": 2, "track_slots": 1, "track_made": 1}
 # ioaz.bpf.c's initial values: every bio counted, every completion recorded.
-CTL_DEFAULTS = {("counting", 0): 1, ("lat_until", 0): (1 << 64) - 1}
+CTL_DEFAULTS = {("counting", 0): 1, ("lat_until", 0): (1 << 64) - 1, ("track_made", 0): 1}
 SOURCE_NAME = "ioaz_bcc.c"
 
 

@@ -54,6 +54,7 @@ TRACEPOINT_ARGS = {
     "nargs_bio_queue": "block_bio_queue",
     "nargs_bio_merge": "block_bio_backmerge",
     "nargs_rq_merge": "block_rq_merge",
+    "nargs_getrq": "block_getrq",
 }
 
 

@@ -17,6 +17,7 @@ from . import libbpf
 from .bcc_object import BccObject
 from .bpf_object import BpfObject, ProbeUnavailable, object_path, tracepoint_nargs
 from .diskstats_source import parse_diskstats
+from .in_flight import InFlight
 from .layout import (
     DEV_STATS_U64,
     DEV_VALUE_SIZE,
@@ -44,8 +45,8 @@ def bucket_shift(tolerance: int) -> int:
     return max(1, (2 * tolerance - 1).bit_length())
 
 
-# Always on: every program but block_getrq, which only counts a sampled period's requests.
-ALWAYS_ON = ("on_bio_queue", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_merge",
+# Unsampled, every program is attached the whole time.
+ALWAYS_ON = ("on_bio_queue", "on_getrq", "on_bio_backmerge", "on_bio_frontmerge", "on_rq_merge",
              "on_rq_complete")
 
 
@@ -100,6 +101,10 @@ class BpfSource:
         self._proc_changed: dict[tuple[int, int, int], int] = {}
         self.retire_idle_ns = int(retire_idle_s * 1e9)
         self._bufs: dict[int, tuple[Any, Any, int]] = {}   # map fd -> its batch buffers
+        self.in_flight = InFlight()
+        # Odd while the programs count every request; each suspend() and resume() moves it on,
+        # as the programs missed what came between (in_flight.py).
+        self._attached_epoch = 1
 
     def open(self) -> BpfSource:
         if self.plan:
@@ -138,6 +143,7 @@ class BpfSource:
             self.sampler.stop()
             self.sampler = None
         self.obj.detach(self.obj.program_names())
+        self._attached_epoch += 1
 
     def resume(self) -> None:
         """Attach again as open() did."""
@@ -147,6 +153,19 @@ class BpfSource:
                     self.diskstats_path, self.sysfs)).start()
         else:
             self.obj.attach(ALWAYS_ON)
+        self._attached_epoch += 1
+
+    def made_epoch(self) -> tuple[int, ...] | None:
+        """The epoch of the in-flight counting (in_flight.py), None while it is off: changed
+        whenever it stopped or started."""
+        if self._attached_epoch % 2 == 0:
+            return None
+        key: tuple[int, ...] = (self._attached_epoch,)
+        if self.sampler is not None:
+            if self.sampler.made_epoch % 2 == 0:
+                return None
+            key += (self.sampler.made_epoch,)
+        return key
 
     def program_ids(self) -> dict[str, int]:
         return self.obj.program_ids()
@@ -237,9 +256,12 @@ class BpfSource:
         # procs before dev_stats: a process's count is its flushed bios (procs) plus the bios
         # still pending on a CPU (dev_stats). A flush between the two reads then makes this
         # read short, never double; parse_maps keeps every count from going back.
+        epoch = self.made_epoch()
         procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE * self._ncpu)
         stats = self._dump(self._fds["dev_stats"], 4, DEV_VALUE_SIZE * self._ncpu)
         t_ns = time.monotonic_ns()
+        if self.made_epoch() != epoch:
+            epoch = None   # the counting started or stopped while the maps were read
         before = self._proc_seen
         by_dev, self._proc_seen = parse_maps(stats, procs, self._ncpu, t_ns, before)
         # after this read's snapshot is built: it still holds them, the next one will not
@@ -248,6 +270,7 @@ class BpfSource:
         if idle:
             self._retire(idle)
         snap = fold_partitions(by_dev.values(), self.sysfs)
+        self.in_flight.count(snap, epoch)
         if self.plan is None:
             return snap
         if names is None:

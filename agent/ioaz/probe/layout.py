@@ -52,6 +52,7 @@ DEV_STATS_FIELDS: tuple[tuple[str, int], ...] = (
     ("lat_read_ns", 1),
     ("svc_count", 1),
     ("svc_sum_ns", 1),
+    ("in_flight", 2),
     ("lat_hist", LAT_SLOTS),
     ("svc_hist", LAT_SLOTS),
     ("size_hist", SIZE_SLOTS),

@@ -44,8 +44,10 @@ DEFAULT_FRACTION = 0.1
 # Toggled each period. The merge tracepoints stay detached when sampling: /proc/diskstats
 # counts merges exactly, and every attach or detach patches the kernel's text (on all CPUs).
 BIO_SIDE = ("on_bio_queue",)
-# Attached only in sampled periods: counts the requests each period starts.
+# Attached in sampled periods: counts the requests each period starts; in full periods,
+# with RQ_MERGE, the requests in flight (in_flight.py).
 GETRQ = "on_getrq"
+RQ_MERGE = "on_rq_merge"
 # Attached while requests of a counted period may still complete; in a sampled period it is
 # detached as soon as they all have (a tracepoint's program costs ~1% here even when it returns
 # at once: README, Performance).
@@ -126,13 +128,14 @@ def set_always_on(obj: ProbeObject) -> None:
     obj.set_global("lat_until", 0, 1)
     obj.set_global("counting", 1)
     obj.set_global("track_slots", 0)
-    obj.attach([COMPLETE, *BIO_SIDE])
-    obj.detach([GETRQ])
+    obj.attach([COMPLETE, *BIO_SIDE, GETRQ, RQ_MERGE])
+    obj.set_global("track_made", 1)   # after block_rq_complete: no request made uncompleted
 
 
 def set_paused(obj: ProbeObject) -> None:
     """Nothing counted or recorded until the sampler's first counted period."""
     obj.set_global("counting", 0)
+    obj.set_global("track_made", 0)
     for slot in (0, 1):
         obj.set_global("lat_until", 0, slot)
         obj.set_global("lat_from", 0, slot)
@@ -154,6 +157,10 @@ class Sampler:
         self.periods = 0
         self.full_periods = 0
         self.drained_periods = 0   # sampled periods after which block_rq_complete rested
+        # The requests in flight are counted in full periods only: a sampled one detaches
+        # block_rq_complete, and a request made before and completed then is never taken off.
+        # Odd while counting, moved on at every start and stop (in_flight.py).
+        self.made_epoch = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="ioaz-sampler", daemon=True)
 
@@ -177,10 +184,28 @@ class Sampler:
         except Exception as e:  # noqa: BLE001 - any failure falls back, loudly
             self.error = f"{type(e).__name__}: {e}"
             log.warning("probe sampler failed (%s); the probe now runs always on", self.error)
+            self.made_epoch += self.made_epoch % 2   # even: whatever was counted ends
             try:
                 set_always_on(self.obj)
+                self.made_epoch += 1   # counting every request from here
             except Exception as e2:  # noqa: BLE001
                 log.error("probe: could not fall back to always on: %s", e2)
+
+    def _count_made(self, on: bool) -> None:
+        """Start or stop counting the requests in flight. Started, block_rq_complete is
+        attached before block_getrq counts: a request counted as made must be seen to
+        complete. Stopped, the epoch moves on before the count stops, so a reader that
+        saw the same odd epoch around its read knows the count ran throughout."""
+        if on == (self.made_epoch % 2 == 1):
+            return
+        if on:
+            self.obj.attach([COMPLETE, GETRQ, RQ_MERGE])
+            self.obj.set_global("track_made", 1)
+            self.made_epoch += 1
+        else:
+            self.made_epoch += 1
+            self.obj.set_global("track_made", 0)
+            self.obj.detach([RQ_MERGE])
 
     def _periods(self) -> None:
         p, g = self.plan, self.obj.set_global
@@ -205,6 +230,7 @@ class Sampler:
             rate = (n - last_n) / max((now - last_t) / 1e9, 1e-9)
             last_n, last_t = n, now
             full = self.periods > 0 and rate < p.full_below_iops
+            self._count_made(full)
             self.obj.attach(BIO_SIDE)
             if not warm_table and not self._wait_until(t0 + warm):
                 break
@@ -219,6 +245,8 @@ class Sampler:
             g("lat_until", U64_MAX, slot)
             g("counting", 1)
             stopping = not self._wait_until(t0 + period if full else t0 + warm + counted)
+            if stopping:
+                self._count_made(False)
             if not full or stopping:
                 g("counting", 0)
                 self.obj.detach((*BIO_SIDE, GETRQ))

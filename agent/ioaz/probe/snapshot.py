@@ -41,6 +41,10 @@ class DeviceSnapshot:
     svc_sum_ns: int = 0
     svc_hist: list[int] = field(default_factory=lambda: _zeros(LAT_SLOTS))
     size_hist: list[int] = field(default_factory=lambda: _zeros(SIZE_SLOTS))
+    # Read and write requests in flight at t_ns, those the elevator holds among them: the
+    # probe's counts as read (summed over CPUs, not yet wrapped), then as in_flight.py makes
+    # them. None: the source cannot count them (diskstats; the sampled probe's sampled periods).
+    in_flight: list[int] | None = None
     # Bytes of the requests in size_hist: the completed bytes, unless the counts were replaced
     # by the kernel's exact ones while the histograms are a sample (bpf_source.py).
     hist_bytes: int | None = None
@@ -67,6 +71,9 @@ class DeviceSnapshot:
         self.lat_untimed += other.lat_untimed
         if other.lat_read_ns is not None:
             self.lat_read_ns = (self.lat_read_ns or 0) + other.lat_read_ns
+        if other.in_flight is not None:
+            self.in_flight = [a + b for a, b in zip(self.in_flight or [0, 0], other.in_flight,
+                                                    strict=True)]
         self.svc_count += other.svc_count
         self.svc_sum_ns += other.svc_sum_ns
         if other.hist_bytes is not None:
