@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cache, partial
 
 from .bdi import DirtyReader
-from .classify.classes import Thresholds, bios_in_flight, classify
+from .classify.classes import Thresholds, bios_held_through, bios_in_flight, classify
 from .classify.features import compute_features
 from .classify.held import HeldDepth
 from .classify.horizon import ProcessHorizon
@@ -151,9 +151,17 @@ class Observer:
         c = classify(f, self.thresholds, previous)
         if c is None or c.depth != "shallow" or f.submitters is None:
             return c
-        f.held_bios = held.over(expiry, c.mode == "read")
-        if f.held_bios is None:
+        # Where the elevator holds a request longer than a window: the depth over its expiry,
+        # and the requests held through the window (in flight at both its ends). Not under
+        # the others: the in-flight count can read high for a minute (probe/in_flight.py).
+        read = c.mode == "read"
+        through = bios_held_through(f, read)
+        bounds = [b for b in (held.over(expiry, read),
+                              through if through is not None and expiry() > f.window_s else None)
+                  if b is not None]
+        if not bounds:
             return c
+        f.held_bios = max(bounds)
         return classify(f, self.thresholds, previous)
 
     def _replaced(self, name: str) -> bool:

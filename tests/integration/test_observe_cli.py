@@ -14,7 +14,7 @@ IOAZCTL = [str(Path(sys.executable).parent / "ioazctl")]
 FIELDS = ["device", "window_s", "iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio",
           "seq_ratio", "processes", "avg_depth", "mean_size_bytes", "p50_latency_s",
           "p99_latency_s", "merge_ratio", "class", "source", "threads", "class_kept",
-          "read_depth", "class_processes", "dirty_fill"]
+          "read_depth", "class_processes", "dirty_fill", "in_flight"]
 
 
 def test_observe_json_prints_exactly_the_design_fields(make_loop):

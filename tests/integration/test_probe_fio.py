@@ -209,7 +209,7 @@ def test_depth_per_process(probe, make_loop, rw, jobs, engine, iodepth, bs, want
         f"--ioengine={engine}", f"--iodepth={iodepth}"]
     feats, _ = observe_during(probe, dev, cmd, windows=3)
     got = [f.workload_class.depth if f.workload_class else None for f in feats[1:]]
-    detail = [(f.avg_depth, f.merge_ratio, f.class_processes) for f in feats[1:]]
+    detail = [(f.avg_depth, f.merge_ratio, f.class_processes, f.in_flight) for f in feats[1:]]
     assert got == [want, want], f"{dev}: wanted {want}, got {got} (avg_depth, merge_ratio, " \
                                 f"class processes: {detail})"
     assert all(f.workload_class and f.workload_class.processes == str(jobs)

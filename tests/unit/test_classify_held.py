@@ -162,3 +162,48 @@ def test_the_observer_keeps_sixteen_writers_deep_between_two_expiries(tmp_path, 
     assert reads.reads == 5
     assert run(0.25)[0] == ["write deep", "write deep", "write shallow", "write shallow",
                             "write deep", "write shallow"]
+
+
+def test_requests_held_through_the_window_keep_the_writers_deep_after_a_switch(tmp_path,
+                                                                              sixteen):
+    """The hundred-and-twentieth run's second round: two deep windows of the sixteen writers,
+    then mq-deadline holds all but one writer's requests and none of the held complete. The
+    mean over the expiry falls window by window; the requests in flight at both ends of each
+    window (probe/in_flight.py: 8 bios each of the fifteen held, as 512 KiB requests) keep the
+    class deep. Under an elevator that holds nothing past a window they are not taken."""
+    cum = dict.fromkeys(sixteen, 0)
+    snaps, lat = [], 0.0
+
+    def at(t: int, served: list[int], w_inflight: float, held: int | None):
+        nonlocal lat
+        for p in served:
+            cum[p] += 50
+        lat += w_inflight
+        s = snap(t, reads=0, writes=160 * t, wbytes=160 * t * 512 * 1024,
+                 bios=sum(cum.values()), seq=sum(cum.values()), lat_sum=int(lat * 1e9),
+                 procs={p: n for p, n in cum.items() if n})
+        s.lat_read_ns = 0
+        s.in_flight = None if held is None else [0, held]
+        snaps.append({"sdx": s})
+
+    for t in (1, 2, 3):
+        at(t, sixteen, 128.0, None)   # the counting not yet started (the sampler's first)
+    for t in range(4, 12):
+        at(t, sixteen[:1], 2.0, 15 * 8 + 2)
+
+    def run(expiry_s: float) -> list[str]:
+        kernel = fake_disks(tmp_path / str(len(list(tmp_path.iterdir()))), "sdx")
+        obs = Observer(FakeSource(list(snaps)), Thresholds(), ["sdx"], kernel)
+        obs.sysfs.expiry_s = Expiry(obs.sysfs, expiry_s)   # type: ignore[method-assign]
+        obs.start()
+        fs = [obs.step().features[0] for _ in range(len(snaps) - 1)]
+        return [f.workload_class.depth for f in fs[2:]]
+
+    assert run(10.0) == ["deep"] * 8
+    assert run(0.25) == ["shallow"] * 8
+    # without the count the mean over the expiry reads shallow from the fifth window on
+    plain = [dict(s) for s in snaps]
+    for s in plain:
+        s["sdx"].in_flight = None
+    snaps[:] = plain
+    assert "shallow" in run(10.0)

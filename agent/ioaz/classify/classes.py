@@ -131,17 +131,16 @@ def depth_per_process(f: WindowFeatures, processes: int, read: bool | None = Non
     bios = bios_in_flight(f, read)
     if bios is None:
         return None
-    # requests the elevator held count (classify/held.py): over its expiry, and through the window
-    for held in (f.held_bios, bios_held_through(f, read)):
-        if held is not None:
-            bios = max(bios, held)
+    if f.held_bios is not None:   # requests the elevator held count (classify/held.py)
+        bios = max(bios, f.held_bios)
     return bios / max(1, processes)
 
 
 def bios_held_through(f: WindowFeatures, read: bool | None = None) -> float | None:
     """The bios of the requests in flight at both the window's ends (f.in_flight), of one
     direction (`read`) or of both: at least the depth of a class whose requests the elevator
-    held through the window, however few of them completed in it."""
+    held through the window, however few of them completed in it (observe.py takes it where
+    the elevator may hold a request longer than a window, as the depth over its expiry)."""
     if f.in_flight is None:
         return None
     requests = sum(f.in_flight) if read is None else f.in_flight[0 if read else 1]

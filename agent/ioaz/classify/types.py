@@ -104,9 +104,10 @@ class WindowFeatures:
     # and avg_depth less it for a write class (classes.depth_per_process). None: the source
     # cannot split them (the simulator, a dataset's row).
     read_depth: float | None = None
-    # The class's direction's bios in flight over the elevator's longest expiry, where it is
-    # longer than the window (classify/held.py): a request it holds counts only when it
-    # completes. None: the window's own depth is the class's.
+    # The class's direction's bios in flight over the elevator's longest expiry, or held
+    # through the window (in_flight), the larger, where the expiry is longer than the window
+    # (classify/held.py): a request it holds counts only when it completes. None: the
+    # window's own depth is the class's.
     held_bios: float | None = None
     # Read and write requests in flight at both the window's start and its end (features.py),
     # the requests an elevator held through it among them. None: the source cannot count them.

@@ -79,10 +79,11 @@ def window_line(d: Decision) -> dict[str, Any]:
 
 
 # The numbers a window's class and a model are computed from (learn/dataset.py's FEATURES,
-# the reads' depth the class's depth axis reads, the disk's dirty data a model reads).
+# the reads' depth and the requests in flight the class's depth axis reads, the disk's dirty
+# data a model reads).
 WINDOW_FEATURES = ("iops", "read_bytes_per_s", "write_bytes_per_s", "read_ratio", "seq_ratio",
                    "avg_depth", "read_depth", "mean_size_bytes", "p50_latency_s",
-                   "p99_latency_s", "merge_ratio", "class_processes", "dirty_fill")
+                   "p99_latency_s", "merge_ratio", "class_processes", "dirty_fill", "in_flight")
 
 
 def _rounded(v: Any) -> Any:

@@ -270,16 +270,22 @@ class BpfSource:
         if idle:
             self._retire(idle)
         snap = fold_partitions(by_dev.values(), self.sysfs)
-        self.in_flight.count(snap, epoch)
-        if self.plan is None:
-            return snap
         if names is None:
             wanted = set(self.sysfs.devices()) | set(snap)   # every whole disk
         else:
             wanted = set(names)   # the window's disks: the others' counts would be dropped
+        try:
+            with open(self.diskstats_path) as f:
+                exact: Snapshot | None = parse_diskstats(f.read(), t_ns, wanted | set(snap))
+        except OSError:
+            if self.plan is not None:
+                raise
+            exact = None   # unsampled, the counts need it not; the requests in flight do
+        self.in_flight.count(snap, epoch, exact)
+        if self.plan is None or exact is None:   # sampled, exact was read or this raised
+            return snap
+        if names is not None:
             snap = {n: s for n, s in snap.items() if n in wanted}
-        with open(self.diskstats_path) as f:
-            exact = parse_diskstats(f.read(), t_ns, wanted)
         return with_exact_counts(snap, exact, wanted)
 
 
