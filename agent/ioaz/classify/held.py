@@ -23,8 +23,10 @@ It only delays the misreading, it does not end it: a mean of completions cannot 
 still held, so between a switch to mq-deadline and the first expiry it falls window by
 window (from four deep windows before the switch it read the writers shallow about five
 windows after; the hundred-and-twentieth run's second round went back to stream so). The
-probe's count of the requests in flight sees them (probe/in_flight.py): those in flight at
-both the window's ends are a third lower bound of the class's depth (classes.depth_per_process).
+probe's count of the requests in flight sees them (probe/in_flight.py): where the expiry is
+longer than a window, those in flight at both the window's ends are a bound beside this mean,
+and the class takes the larger (observe.py, Observer._classify; the hundred-and-twenty-first
+run held the writers deep through every round so).
 """
 from __future__ import annotations
 
