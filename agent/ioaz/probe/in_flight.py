@@ -15,8 +15,9 @@ The sum drifts from the truth:
    completed together (tests/integration/test_probe_in_flight.py); the kernel's recursion
    guard counted no miss, and the cause was not found. The kernel's own counts of completed
    reads and writes (/proc/diskstats) say how many: where they run ahead of the probe's, the
-   count is taken down by as many. (They run behind where the probe sees a request twice, a
-   write through the flush machinery, or none at all, with queue/iostats 0: never taken up.)
+   count is taken down by as many (unsampled only: BpfSource.read says why). (They run
+   behind where the probe sees a request twice, a write through the flush machinery, or none
+   at all, with queue/iostats 0: never taken up.)
  - a sampled probe counts only in full periods (sampler.py), and a request made in one and
    completed in a sampled one is never taken off.
 A disk's count is its sum less the least sum read over the last HORIZON_S: exact when the
