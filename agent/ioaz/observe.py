@@ -155,13 +155,12 @@ class Observer:
         # and the requests held through the window (in flight at both its ends). Not under
         # the others: the in-flight count can read high for a minute (probe/in_flight.py).
         read = c.mode == "read"
+        f.held_bios = held.over(expiry, read)
         through = bios_held_through(f, read)
-        bounds = [b for b in (held.over(expiry, read),
-                              through if through is not None and expiry() > f.window_s else None)
-                  if b is not None]
-        if not bounds:
+        if through is not None and expiry() > f.window_s:
+            f.held_bios = max(f.held_bios or 0.0, through)
+        if f.held_bios is None:
             return c
-        f.held_bios = max(bounds)
         return classify(f, self.thresholds, previous)
 
     def _replaced(self, name: str) -> bool:

@@ -144,7 +144,7 @@ def bios_held_through(f: WindowFeatures, read: bool | None = None) -> float | No
     if f.in_flight is None:
         return None
     requests = sum(f.in_flight) if read is None else f.in_flight[0 if read else 1]
-    return requests / (1.0 - min(f.merge_ratio or 0.0, _MAX_MERGE_RATIO))
+    return requests * _bios_per_request(f)
 
 
 def bios_in_flight(f: WindowFeatures, read: bool | None = None) -> float | None:
@@ -155,8 +155,12 @@ def bios_in_flight(f: WindowFeatures, read: bool | None = None) -> float | None:
     depth = f.avg_depth
     if read is not None and f.read_depth is not None:
         depth = f.read_depth if read else max(0.0, f.avg_depth - f.read_depth)
-    merged = min(f.merge_ratio or 0.0, _MAX_MERGE_RATIO)
-    return depth / (1.0 - merged)
+    return depth * _bios_per_request(f)
+
+
+def _bios_per_request(f: WindowFeatures) -> float:
+    """The window's bios per request, 1 / (1 - merge_ratio): merged bios hide in requests."""
+    return 1.0 / (1.0 - min(f.merge_ratio or 0.0, _MAX_MERGE_RATIO))
 
 
 def _side(ratio: float, threshold: float, band: float,
