@@ -51,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     which.add_argument("--cells", metavar="CELL[,CELL]",
                        help="instead of a sample: workloads of the grid built for these "
                             "matrix cells (PROCESSES/PATTERN/MODE/DEPTH, e.g. "
-                            "4/sequential/write/shallow)")
+                            "4/sequential/write/shallow, or with /SIZE after it, small or "
+                            "large: 4/sequential/write/shallow/large)")
     which.add_argument("--fill-empty", action="store_true",
                        help="instead of a sample: workloads built for every cell in which no "
                             "workload of the --out dataset fell (add them to it)")
@@ -70,6 +71,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="run each workload S seconds (after its last process started) before "
                         "the measured --seconds (a new workload id, suffix -wS): bfq "
                         "weight-raises new queues for their first 3-13 s")
+    p.add_argument("--size-axis", action="store_true",
+                   help="with --fill-empty: the cells split also by request size, as "
+                        "`ioaz-lab derive --size-axis` derives them (a class measured at one "
+                        "size is filled at the other)")
     p.add_argument("--per-cell", type=int, default=1, metavar="N",
                    help="with --cells or --fill-empty: workloads per cell (default 1)")
     p.add_argument("--queue-depth", type=int, metavar="N",
@@ -141,43 +146,49 @@ def _chosen(args: argparse.Namespace, real: bool) -> list[grid.WorkSpec]:
 
 def _cell_workloads(args: argparse.Namespace) -> list[grid.WorkSpec]:
     from ..decide.matrix import all_cell_keys
-    from ..learn.derive import AXES
+    from ..learn.derive import AXES, SIZE_AXES
     if args.workloads is not None or args.quick:
         raise BadSelection("--cells and --fill-empty choose the workloads themselves; drop "
                            "--workloads and --quick")
     if args.per_cell < 1:
         raise BadSelection(f"--per-cell {args.per_cell}: expected 1 or more")
-    known = all_cell_keys(AXES)
+    if args.size_axis and not args.fill_empty:
+        raise BadSelection("--size-axis goes with --fill-empty; with --cells name the size "
+                           "in the cell (4/random/read/deep/large)")
+    axes = SIZE_AXES if args.size_axis else AXES
     done: frozenset[str] = frozenset()
     if args.fill_empty:
-        cells, done = _empty_cells(args, known)
+        cells, done = _empty_cells(args, all_cell_keys(axes), axes)
         print(f"cells without a workload in {args.out}: {', '.join(cells) or 'none'}",
               file=sys.stderr)
     else:
+        known = set(all_cell_keys(AXES)) | set(all_cell_keys(SIZE_AXES))
         cells = [c.strip() for c in args.cells.split(",") if c.strip()]
         bad = [c for c in cells if c not in known]
         if bad:
             raise BadSelection(f"--cells: not a cell: {', '.join(bad)} (expected "
-                               f"PROCESSES/PATTERN/MODE/DEPTH, e.g. {known[0]})")
+                               f"PROCESSES/PATTERN/MODE/DEPTH[/SIZE], e.g. "
+                               f"{all_cell_keys(AXES)[0]} or {all_cell_keys(SIZE_AXES)[-1]})")
     try:
         return grid.for_cells(cells, args.per_cell, args.seed, done)
     except ValueError as e:
         raise BadSelection(str(e)) from None
 
 
-def _empty_cells(args: argparse.Namespace, known: list[str]) -> tuple[list[str], frozenset[str]]:
+def _empty_cells(args: argparse.Namespace, known: list[str],
+                 axes: tuple[str, ...]) -> tuple[list[str], frozenset[str]]:
     """The cells (in matrix order) no workload of the --out dataset fell in, by the
     classifier's own reading of its runs, and the dataset's workload ids."""
     from ..classify.classes import ThresholdsError
     from ..learn.dataset import DatasetError, read_with_thresholds
-    from ..learn.derive import AXES, workload_classes
+    from ..learn.derive import workload_classes
     if not args.out or not Path(args.out).exists():
         raise BadSelection("--fill-empty adds to a dataset: --out must name an existing one")
     try:
         rows, t = read_with_thresholds(Path(args.out), None)
     except (OSError, DatasetError, ThresholdsError) as e:
         raise BadSelection(f"--fill-empty: {e}") from None
-    classes = workload_classes(rows, t, AXES)
+    classes = workload_classes(rows, t, axes)
     filled = set(classes.values())
     return [c for c in known if c not in filled], frozenset(classes)
 

@@ -12,6 +12,8 @@ import random
 import re
 from dataclasses import dataclass, replace
 
+from ..classify.classes import Thresholds
+
 NPROCS = (1, 2, 4, 8, 16)
 FIRST_GB = 1.0        # where the first process's file starts on the disk (decimal GB)
 FILE_GB = 1.0         # each process's file
@@ -166,6 +168,14 @@ class WorkSpec:
         deep = self.depth > 1 or self.buffered
         return f"{self.ioaz_class}/{'deep' if deep else 'shallow'}"
 
+    @property
+    def sized_cell(self) -> str:
+        """The cell with the size axis: a request of 48 KiB or more is large (the classifier's
+        default threshold). Merging moves the measured size but not across it on the grid's
+        sizes: 4 KiB writes merge to at most 32 KiB, 64 and 128 KiB ones only grow."""
+        large = self.size_kb >= Thresholds().large_min_request_kb
+        return f"{self.cell}/{'large' if large else 'small'}"
+
 
 _NUM = r"\d+(?:_\d+)?"
 _ID = re.compile(rf"(?P<n>[1-9]\d*)p-(?P<pat>seq|rand)-(?P<op>read|write|mixed)-(?P<size>[1-9]\d*)k"
@@ -242,14 +252,17 @@ def for_cells(cells: list[str], per_cell: int = 1, seed: int = 7,
               exclude: frozenset[str] = frozenset()) -> list[WorkSpec]:
     """`per_cell` workloads of the full grid built for each of these cells, a seeded choice
     among those whose id is not in `exclude` (a dataset's workloads: one already measured
-    that landed in another cell is not tried again). A cell the grid builds nothing new for
-    is named in the ValueError."""
+    that landed in another cell is not tried again). A cell of five axes names the size too
+    (4/random/read/deep/large). A cell the grid builds nothing new for is named in the
+    ValueError."""
     pool = full_grid()
     random.Random(seed).shuffle(pool)
     out: list[WorkSpec] = []
     short = []
     for cell in cells:
-        fits = [w for w in pool if w.cell == cell and w.id not in exclude][:per_cell]
+        sized = cell.count("/") == 4
+        fits = [w for w in pool if (w.sized_cell if sized else w.cell) == cell
+                and w.id not in exclude][:per_cell]
         if not fits:
             short.append(cell)
         out.extend(fits)
