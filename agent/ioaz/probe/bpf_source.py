@@ -256,6 +256,17 @@ class BpfSource:
         # procs before dev_stats: a process's count is its flushed bios (procs) plus the bios
         # still pending on a CPU (dev_stats). A flush between the two reads then makes this
         # read short, never double; parse_maps keeps every count from going back.
+        # The kernel's counts before the maps: it counts a completion after the tracepoint the
+        # probe counts it at, so read first they can only run behind the probe's. Read after,
+        # a request completing between the two reads counted as a miss, and took the count in
+        # flight down, so it read high for the next minute (in_flight.py).
+        try:
+            with open(self.diskstats_path) as f:
+                kernel_text: str | None = f.read()
+        except OSError:
+            if self.plan is not None:
+                raise
+            kernel_text = None   # unsampled, the counts need it not; the requests in flight do
         epoch = self.made_epoch()
         procs = self._dump(self._fds["procs"], PROC_KEY_SIZE, PROC_VAL_SIZE * self._ncpu)
         stats = self._dump(self._fds["dev_stats"], 4, DEV_VALUE_SIZE * self._ncpu)
@@ -274,13 +285,8 @@ class BpfSource:
             wanted = set(self.sysfs.devices()) | set(snap)   # every whole disk
         else:
             wanted = set(names)   # the window's disks: the others' counts would be dropped
-        try:
-            with open(self.diskstats_path) as f:
-                exact: Snapshot | None = parse_diskstats(f.read(), t_ns, wanted | set(snap))
-        except OSError:
-            if self.plan is not None:
-                raise
-            exact = None   # unsampled, the counts need it not; the requests in flight do
+        exact = None if kernel_text is None else parse_diskstats(kernel_text, t_ns,
+                                                                 wanted | set(snap))
         # Sampled, the probe's completion counts leave out the requests started between two
         # periods, which it still took off the count in flight: set against the kernel's,
         # they read as misses, and took the count down by 5 in 10 s (hundred-and-twenty-second

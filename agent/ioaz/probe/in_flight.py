@@ -9,15 +9,13 @@ or completes, so the sum is the number in flight at the instant of the read.
 The sum drifts from the truth:
  - the requests in flight when counting began complete uncounted as made: it starts below
    zero by as many;
- - a completion the program does not see leaves a request in flight for good. On this
-   project's host (Linux 6.18) the probe missed 1 to 20 completions in 450,000 from a loop
-   device 16 deep, and at times all 16 writes a frozen file system had held, when they
-   completed together (tests/integration/test_probe_in_flight.py); the kernel's recursion
-   guard counted no miss, and the cause was not found. The kernel's own counts of completed
-   reads and writes (/proc/diskstats) say how many: where they run ahead of the probe's, the
-   count is taken down by as many (unsampled only: BpfSource.read says why). (They run
-   behind where the probe sees a request twice, a write through the flush machinery, or none
-   at all, with queue/iostats 0: never taken up.)
+ - a completion the program does not see leaves a request in flight for good. The kernel's
+   own counts of completed reads and writes (/proc/diskstats) say how many: where they run
+   ahead of the probe's, the count is taken down by as many (unsampled only: BpfSource.read
+   says why). They are read before the maps (the kernel counts a completion after the
+   tracepoint), so they run ahead only by real misses. (They run behind where the probe sees
+   a request twice, a write through the flush machinery, or none at all, with queue/iostats
+   0: never taken up.)
  - a sampled probe counts only in full periods (sampler.py), and a request made in one and
    completed in a sampled one is never taken off.
 A disk's count is its sum less the least sum read over the last HORIZON_S: exact when the
@@ -28,12 +26,14 @@ and starts are an epoch (BpfSource.made_epoch): at a new one, a device number th
 kernel counts that went back (a device made again), the count starts again and the first
 read is None.
 
-Even so, on the same host it read 45-61 reads and 49 writes in flight beside 4 psync readers of
-a loop device that other tests had used within the minute, and in 1 run of 4 of the frozen
-file system's test 32 writes where fio kept 16: requests seen made that neither the probe nor
-the kernel counted complete (cause not found). So the class
-takes the count only where the elevator holds requests past a window (observe.py), as a bound
-beside the depth over its expiry, never as a depth of its own.
+Read after the maps, the kernel's counts took in the requests completed while the maps were
+parsed, which the count then took as missed: the least of the minute fell by as many, and the
+count read that much high for a minute after. On this project's host, 2,000-3,300 phantom
+requests on an idle loop device after 3 s of 16-deep I/O read 10,000 times
+(tests/integration/test_probe_in_flight.py), and before the cause was found, 45-61 reads beside
+4 psync readers and 32 held writes where fio kept 16. The class still takes the count only
+where the elevator holds requests past a window (observe.py), as a bound beside the depth over
+its expiry, never as a depth of its own.
 """
 from __future__ import annotations
 
