@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import subprocess
 import sys
 import time
@@ -85,6 +86,27 @@ def read_both(core: BpfSource, bcc: Source, dev: str) -> dict:
     return {"bpf": a, "bcc": b}
 
 
+def kernel_in_flight(dev: str) -> list[int]:
+    """The reads and writes in flight on the disk by the kernel's own count."""
+    with open(f"/sys/block/{dev}/inflight") as f:
+        return [int(x) for x in f.read().split()]
+
+
+def read_quiet(core: BpfSource, bcc: Source, dev: str) -> dict:
+    """read_both at an instant when no request is in flight by the kernel's count, before and
+    after the read: udev's watch rule reads a disk a writer has closed (blkid), so its reads
+    may still be on the way a second after fio is done, and both probes rightly count them."""
+    if shutil.which("udevadm"):
+        subprocess.run(["udevadm", "settle", "--timeout=10"], check=False)
+    for _ in range(50):
+        idle = kernel_in_flight(dev) == [0, 0]
+        got = read_both(core, bcc, dev)
+        if idle and kernel_in_flight(dev) == [0, 0]:
+            break
+        time.sleep(0.2)
+    return got
+
+
 def bpf_run_stats() -> dict:
     """Each probe's programs' runs and run time since kernel.bpf_stats_enabled was set: the
     CO-RE probe's are BTF tracing programs, the BCC probe's classic and raw tracepoints."""
@@ -112,12 +134,12 @@ def main() -> int:
         f.write("1")
     try:
         for name, args in WORKLOADS.items():
-            before = read_both(core, bcc, dev)
+            before = read_quiet(core, bcc, dev)
             r = subprocess.run(["fio", f"--name={name}", f"--filename=/dev/{dev}", "--direct=1",
                                 "--ioengine=psync", f"--runtime={seconds}", "--time_based",
                                 "--group_reporting", "--output=/dev/null", *args])
-            time.sleep(0.5)   # every request completed: both probes have seen the same ones
-            after = read_both(core, bcc, dev)
+            time.sleep(0.5)
+            after = read_quiet(core, bcc, dev)   # both probes have seen the same requests
             out: dict = {"workload": name, "fio_rc": r.returncode}
             for k in ("bpf", "bcc"):
                 a, b = before[k], after[k]
