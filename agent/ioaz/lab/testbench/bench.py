@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ioaz.decide import load_matrix
-from ioaz.lab.testbench import lag, measure
+from ioaz.lab.testbench import host_load, lag, measure
 from ioaz.lab.testbench.guest_bench import knobbed, late_of
 from ioaz.lab.testbench.workloads import BY_NAME, Workload
 from ioaz.located import load_file
@@ -322,11 +322,16 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
     if any(NO_MEMBER in c for c in plan.contenders):
         (results / NO_MEMBER_THRESHOLDS).write_text(no_member_thresholds())
     started = time.time()
-    res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
-                 vm.Options(kernel=plan.kernel, memory_mb=2048, cpus=plan.cpus,
-                            disks=disks.parse(plan.disk_spec()),
-                            results=results, timeout_s=plan.seconds() * 2 + 1200,
-                            path_credit_us=credit), echo=echo)
+    load = host_load.HostLoad(out / HOST_LOAD).start()
+    try:
+        res = vm.run(["python3 -m ioaz.lab.testbench.guest_bench /mnt/results/plan.json"],
+                     vm.Options(kernel=plan.kernel, memory_mb=2048, cpus=plan.cpus,
+                                disks=disks.parse(plan.disk_spec()),
+                                results=results, timeout_s=plan.seconds() * 2 + 1200,
+                                path_credit_us=credit), echo=echo)
+    finally:
+        load.stop()
+    samples = host_load.read_samples(out / HOST_LOAD)
     meta = {"model": plan.model, "kernel": plan.kernel, "rounds": plan.rounds,
             "queue_depth": plan.queue_depth, "cpus": plan.cpus,
             "raid": {"level": plan.raid, "members": plan.members, "chunk_kb": plan.chunk_kb}
@@ -335,13 +340,39 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
             "path_credit_us": credit, "rc": res.rc, "boot_s": res.boot_s,
             "wall_s": round(time.time() - started), "started": time.strftime(
                 "%Y-%m-%d %H:%M UTC", time.gmtime(started)), "command": command,
-            "beside": beside}
+            "beside": beside, "host": host_load.summary(samples),
+            "host_runs": host_beside_runs(samples, results)}
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     if res.rc != 0:
         tail = res.output[-3000:]
         raise TestbedError(f"the guest's bench failed (exit {res.rc}); console log "
                            f"{res.console}; what finished is in {results}/runs.jsonl:\n{tail}")
     return meta
+
+
+HOST_LOAD = "host_load.jsonl"
+
+
+def host_beside_runs(samples: list[dict[str, Any]], results: Path) -> dict[str, float]:
+    """Each run's output file -> the share of the host's CPUs the rest of the host took while
+    it ran. A run ends when its output file was last written, by the host's clock (the guest's
+    runs under TCG and is not trusted to agree); read right after the bench, as a copy of the
+    results keeps no times."""
+    out: dict[str, float] = {}
+    try:
+        lines = (results / "runs.jsonl").read_text().splitlines()
+    except OSError:
+        return out
+    for text in lines:
+        line = json.loads(text)
+        try:
+            end = (results / "raw" / line["out"]).stat().st_mtime
+        except OSError:
+            continue
+        s = host_load.summary(samples, end - line["wall_s"], end)
+        if s is not None:
+            out[line["out"]] = round(s["others"], 4)
+    return out
 
 
 # ------------------------------------------------------------------------- reading back
@@ -383,12 +414,16 @@ def collect(results: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """workload -> contender -> the rounds' measurements (in round order)."""
     guest = json.loads((results / "guest.json").read_text())
     phase_s = float(json.loads((results / "plan.json").read_text())["phase_s"])
+    try:
+        beside = load_meta(results.parent).get("host_runs") or {}
+    except ValueError:
+        beside = {}
     table: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for text in (results / "runs.jsonl").read_text().splitlines():
         line = json.loads(text)
         w = BY_NAME[line["workload"]]
         row: dict[str, Any] = {"round": line["round"], "rc": line["rc"],
-                               "wall_s": line["wall_s"]}
+                               "wall_s": line["wall_s"], "host_others": beside.get(line["out"])}
         cpu = line.get("cpu")   # absent from the runs of an older guest_bench
         if cpu and line["wall_s"] > 0:
             row["cpu_busy"] = cpu["busy_s"] / (line["wall_s"] * cpu["cpus"])

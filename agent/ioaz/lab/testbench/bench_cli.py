@@ -53,7 +53,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--path-credit-us", type=float, default=None,
                    help="the VM path's cost per request (default: measured in a first boot)")
     g.add_argument("--beside", default="", metavar="TEXT",
-                   help="what else runs on the host meanwhile, for the report")
+                   help="what else runs on the host meanwhile, as the operator knows it, "
+                        "for the report (its CPU time is measured either way)")
     g.add_argument("--cpus", type=int, default=2, choices=range(1, 9), metavar="N",
                    help="the guest's vCPUs (default 2; under single-threaded TCG all share one "
                         "host thread, so more only adds turns between them)")

@@ -11,7 +11,7 @@ import statistics
 from typing import Any
 
 from ioaz.lab.report import Report, Section, figure
-from ioaz.lab.testbench import measure
+from ioaz.lab.testbench import host_load, measure
 from ioaz.lab.testbench.bench import (
     DRY,
     RULES,
@@ -148,6 +148,7 @@ def analyse(table: Table) -> dict[str, Any]:
                 "p99_ci": p99.ci95, "disk_mb_s": disk.mean, "vs_best": vs.mean,
                 "cpu_busy": _mean(values(rs, "cpu_busy")),
                 "disk_busy": _mean(values(rs, "disk_busy")),
+                "host_others": _mean(values(rs, "host_others")),
                 "ioazd_cpu": _mean(values(rs, "ioazd_cpu")),
                 "ioazd_window_cpu": _mean(values(rs, "ioazd_window_cpu")),
                 "vs_best_ci": vs.ci95, "p99_vs_best": p99_vs.mean,
@@ -331,8 +332,12 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
         "which runs the windows (the rest is the probe's sampler, the API and the metrics). "
         "Nothing else ran in the guest. "
         "The host is "
-        "a shared 2-core machine running qemu and the two model disk servers; beside them: "
-        f"{meta.get('beside') or 'not recorded'}.")
+        "a shared 2-core machine running qemu and the two model disk servers; beside them, as "
+        f"told: {meta.get('beside') or 'nothing told'}; "
+        f"{host_load.describe(meta.get('host')) if 'host' in meta else 'not measured'}. "
+        "Host's others: the share of the host's CPUs that processes other than the testbed's, "
+        "and the kernel's own work, took during the contender's runs (sampled every "
+        f"{host_load.PERIOD_S:g} s from /proc).")
     for fam in ("mixed", "seq", "rand"):
         ws = {w: r for w, r in a["workloads"].items() if r["family"] == fam}
         if not ws:
@@ -357,12 +362,12 @@ def write(rep: Report, a: dict[str, Any], meta: dict[str, Any]) -> None:
                              _num(m["p99_ms"], ".1f"), _num(m["p99_vs_best"], ".3f"),
                              *([m["disk_mb_s"]] if disk_col else []),
                              m.get("vs_oracle"), _pct(m.get("disk_busy")),
-                             _pct(m.get("cpu_busy")),
+                             _pct(m.get("cpu_busy")), _pct(m.get("host_others")),
                              _cpu(m.get("ioazd_cpu"), m.get("ioazd_window_cpu")),
                              m["failed"]))
             s.table(["contender", BY_NAME[w].unit, "x best static", "p99 ms", "p99 x best",
                      *(["disk MB/s"] if disk_col else []), "x oracle", "disk busy",
-                     "guest CPU busy",
+                     "guest CPU busy", "host's others",
                      "ioazd's CPU", "failed"], rows, digits=3)
             busy = [m.get("disk_busy") for m in r["contenders"].values()]
             if busy and all(b is not None and b < DISK_BOUND for b in busy):
