@@ -235,3 +235,26 @@ def test_a_disk_that_does_not_spin_keeps_its_writeback_throttling(tmp_path):
     q.set("kyber", {})
     q.restore()
     assert [key for _, key, _ in k.log if key == sf.WBT_LAT_USEC] == []
+
+
+def test_udev_does_not_watch_the_calibrated_disk_and_watches_it_again_after(monkeypatch, tmp_path):
+    """The rule that takes udev's watch off the disk is there while the calibration runs and
+    gone after, even when it fails (realcal.udev_unwatched says why; the guest's calibration is
+    the real test, decision_matrices/kernel/README.md). No udev running: nothing is written."""
+    ran: list[list[str]] = []
+    monkeypatch.setattr(realcal.subprocess, "run",
+                        lambda cmd, **kw: ran.append(cmd) or subprocess.CompletedProcess(cmd, 0))
+    monkeypatch.setattr(realcal.shutil, "which", lambda name: f"/usr/bin/{name}")
+    rules, control = tmp_path / "rules.d", tmp_path / "control"
+    with realcal.udev_unwatched("sdb", rules, control) as said:
+        assert said == "no udev running"
+    assert ran == [] and not rules.exists()
+    control.touch()
+    with pytest.raises(RuntimeError, match="fio failed"):
+        with realcal.udev_unwatched("sdb", rules, control) as said:
+            rule = rules / "61-ioaz-calibrate-sdb.rules"
+            assert 'KERNEL=="sdb", OPTIONS+="nowatch"' in rule.read_text()
+            assert "watch off on sdb" in said
+            assert ["udevadm", "trigger", "--action=change", "--settle", "/dev/sdb"] in ran
+            raise RuntimeError("fio failed")
+    assert not rule.exists() and len(ran) == 4   # reloaded and triggered again after

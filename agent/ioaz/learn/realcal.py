@@ -17,13 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from ..actuate import Actuator, Realisation, StateStore, recover
@@ -391,6 +393,38 @@ def run_one(name: str, source, w: WorkSpec, seconds: float, window_s: float,
     return windows[int(ramp_s(w) / window_s):], fio_outcome(report)
 
 
+UDEV_RULES = Path("/run/udev/rules.d")
+
+
+def _udev_change(name: str) -> None:
+    subprocess.run(["udevadm", "control", "--reload"], capture_output=True, check=False)
+    subprocess.run(["udevadm", "trigger", "--action=change", "--settle", f"/dev/{name}"],
+                   capture_output=True, check=False)
+
+
+@contextmanager
+def udev_unwatched(name: str, rules: Path = UDEV_RULES,
+                   control: Path = Path("/run/udev/control")) -> Iterator[str]:
+    """udev not watching the disk while it is calibrated. Its watch rule reads a whole disk a
+    writer has closed (blkid, in a worker that lives on), and fio opens and closes the disk for
+    writing as it sets up: the worker's reads fell inside the run and it joined the class, so
+    a 1-process writer read as 3 processes (docs/limits.md). A runtime rule after the watch
+    rule takes it off; it is removed, and the watch back, when the calibration ends."""
+    if not shutil.which("udevadm") or not control.exists():
+        yield "no udev running"
+        return
+    rule = rules / f"61-ioaz-calibrate-{name}.rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    rule.write_text("# ioaz-lab calibrate: no udev watch while it writes the disk\n"
+                    f'ACTION=="add|change", KERNEL=="{name}", OPTIONS+="nowatch"\n')
+    _udev_change(name)
+    try:
+        yield f"udev's watch off on {name} while it is calibrated"
+    finally:
+        rule.unlink(missing_ok=True)
+        _udev_change(name)
+
+
 def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> int:
     from ..probe import open_source
     if os.geteuid() != 0:
@@ -447,6 +481,8 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
     try:
         with DatasetWriter(out) as ds, ExitStack() as stack:
             todo = [j for j in jobs if (j[0].id, j[1], j[2]) not in ds.done]
+            if todo:
+                print(stack.enter_context(udev_unwatched(name)), file=sys.stderr)
             # the file system is made only when a run is left to make on it (a resumed
             # calibration that is done leaves the disk as it is)
             directory = stack.enter_context(
