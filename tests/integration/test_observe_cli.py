@@ -34,7 +34,8 @@ def test_observe_json_prints_exactly_the_design_fields(make_loop):
         d = json.loads(line)
         assert list(d) == FIELDS
         assert d["device"] == dev and d["source"] == "bpf"
-        assert set(d["class"]) == {"processes", "pattern", "mode"}
+        # the first window may end before fio's first requests on a loaded host: no class
+        assert d["class"] is None or set(d["class"]) == {"processes", "pattern", "mode"}
     busy = [json.loads(x) for x in lines][1]
     assert busy["iops"] > 100 and busy["class"]["pattern"] == "random"
     assert busy["class"]["mode"] == "read" and busy["processes"] == 2
