@@ -258,3 +258,29 @@ def test_udev_does_not_watch_the_calibrated_disk_and_watches_it_again_after(monk
             assert ["udevadm", "trigger", "--action=change", "--settle", "/dev/sdb"] in ran
             raise RuntimeError("fio failed")
     assert not rule.exists() and len(ran) == 4   # reloaded and triggered again after
+
+
+def test_a_candidate_asked_for_and_not_offered_refuses_the_calibration(tmp_path):
+    # without ioaz's module vr falls back to mq-deadline, which deadline already stands for:
+    # dropped quietly, a calibration of "every candidate" measured half of them
+    from fake_sysfs import FakeKernel
+
+    k = FakeKernel(tmp_path / "sys")
+    k.add_device("sda", active="mq-deadline", rotational=True)
+    cands = realcal.candidates("sda", k)
+    assert "vr" not in cands and "stream" not in cands
+    with pytest.raises(realcal.Refused) as e:
+        realcal.chosen(cands, ["deadline", "vr", "stream"], "sda", k)
+    msg = str(e.value)
+    assert msg.startswith("--candidates: vr, stream: sda's kernel does not offer stream, vr")
+    assert "queue/scheduler lists none mq-deadline kyber bfq" in msg and "insmod" in msg
+    with pytest.raises(realcal.Refused, match=r"--candidates: strem: no such policy \(policies"):
+        realcal.chosen(cands, ["deadline", "strem"], "sda", k)
+    # what the kernel offers is chosen, in candidates()'s order
+    assert list(realcal.chosen(cands, ["kyber", "deadline"], "sda", k)) == ["deadline", "kyber"]
+
+    k.add_device("sdb", active="mq-deadline", rotational=True, dev="8:16",
+                 available=("none", "mq-deadline", "kyber", "bfq", "fifo", "vr", "stream"))
+    got = realcal.chosen(realcal.candidates("sdb", k), ["deadline", "vr", "sstf", "stream"],
+                         "sdb", k)
+    assert got["vr"][0] == got["sstf"][0] == "vr" and got["stream"][0] == "stream"

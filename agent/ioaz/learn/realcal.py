@@ -129,6 +129,30 @@ def candidates(name: str, sysfs: BlockSysfs) -> dict[str, tuple[str, dict[str, i
     return {seen[k][0]: real[k] for k in sorted(seen, key=lambda k: seen[k][0])}
 
 
+def chosen(cands: dict[str, tuple[str, dict[str, int | str]]], want: list[str], name: str,
+           sysfs: BlockSysfs) -> dict[str, tuple[str, dict[str, int | str]]]:
+    """The candidates --candidates names, or Refused when one of them would not be measured:
+    a name policies.yaml does not know, or a policy whose own scheduler the kernel does not
+    offer on this device. candidates() drops a policy that falls back to a realisation another
+    policy already stands for (vr without ioaz's module is mq-deadline, deadline's), and a
+    calibration that silently measured fewer candidates than asked would let derive name
+    winners among the rest."""
+    table = load_policies()
+    unknown = [w for w in want if w not in table.realisations]
+    if unknown:
+        raise Refused(f"--candidates: {', '.join(unknown)}: no such policy (policies.yaml has "
+                      f"{', '.join(sorted(table.realisations))})")
+    avail = list(sysfs.scheduler(name).available)
+    lacking = [w for w in want if w not in cands and resolve(w, table, avail).fell_back]
+    if lacking:
+        raise Refused(
+            f"--candidates: {', '.join(lacking)}: {name}'s kernel does not offer "
+            + ", ".join(sorted({table.realisations[w][0].scheduler for w in lacking}))
+            + f" (queue/scheduler lists {' '.join(avail) or 'nothing'}); ioaz's own elevators "
+              "come from its module (make -C kmod, then insmod kmod/ioaz_sched.ko)")
+    return {k: v for k, v in cands.items() if k in want}
+
+
 def job_order(works: list[WorkSpec], cands: list[str],
               reps: range) -> list[tuple[WorkSpec, str, int]]:
     """The runs in the order they are made: a workload's repetitions one after the other,
@@ -449,8 +473,8 @@ def run(args: argparse.Namespace, works: list[WorkSpec], sysfs: BlockSysfs) -> i
                   f"({len(skipped)} with writes or on files skipped)", file=sys.stderr)
     cands = candidates(name, sysfs)
     if args.candidates:
-        want = [c.strip() for c in args.candidates.split(",")]
-        cands = {k: v for k, v in cands.items() if k in want}
+        cands = chosen(cands, [c.strip() for c in args.candidates.split(",") if c.strip()],
+                       name, sysfs)
     if not cands or not works:
         raise Refused("nothing to run (no candidates or no workloads)")
     seconds = args.seconds or (1.0 if args.quick else 4.0)
