@@ -36,6 +36,23 @@ def kernel_thread(tid: int) -> bool:
     return len(fields) > 6 and int(fields[6]) & PF_KTHREAD != 0
 
 
+# udev's workers: when a program that had a whole disk open for writing closes it, udev's
+# watch rule has one of them read the disk's labels (blkid, about 40 reads). The worker then
+# lives on idle, and as a member it would add a process to the writer's class for
+# process_membership_s (docs/reports/calibration-maxtor40-2026-12-07/who.txt: a 1-process fio
+# writer read as 3). systemd-udevd named its workers after itself before systemd 251.
+UDEV_COMMANDS = ("(udev-worker)", "systemd-udevd")
+
+
+def udev_worker(tid: int) -> bool:
+    """Whether a thread is udev's (its command name, /proc/TID/comm). False for one gone."""
+    try:
+        with open(f"/proc/{tid}/comm", encoding="utf-8", errors="replace") as f:
+            return f.read().rstrip("\n") in UDEV_COMMANDS
+    except OSError:
+        return False
+
+
 @dataclass
 class Window:
     features: list[WindowFeatures] = field(default_factory=list)
@@ -81,7 +98,7 @@ class Observer:
         self.watching: list[str] = []
         self.horizons: dict[str, ProcessHorizon] = {}   # device -> its class's processes
         self.held: dict[str, HeldDepth] = {}   # device -> its depth over recent windows
-        self.kthreads: dict[int, bool] = {}   # thread -> a kernel thread (_user_thread)
+        self.kthreads: dict[int, bool] = {}   # thread -> the kernel's or udev's (_may_join)
         # device -> its last judged class: near a ratio threshold the next window keeps its
         # side (Thresholds.boundary_band)
         self.classes: dict[str, WorkloadClass] = {}
@@ -128,15 +145,15 @@ class Observer:
             return []
         return [p for p in h.pids() - set(submitted) if os.path.exists(f"/proc/{p}")]
 
-    def _user_thread(self, tid: int) -> bool:
-        """Not a kernel thread: what may become a member of a class (classify/horizon.py).
-        Asked once per thread while it stays in some horizon."""
+    def _may_join(self, tid: int) -> bool:
+        """Neither a kernel thread nor udev's worker: what may become a member of a class
+        (classify/horizon.py). Asked once per thread while it stays in some horizon."""
         known = self.kthreads.get(tid)
         if known is None:
             if len(self.kthreads) > 4096:
                 live = {t for h in self.horizons.values() for t in h.pids()}
                 self.kthreads = {t: k for t, k in self.kthreads.items() if t in live}
-            known = self.kthreads[tid] = kernel_thread(tid)
+            known = self.kthreads[tid] = kernel_thread(tid) or udev_worker(tid)
         return not known
 
     def _classify(self, name: str, f: WindowFeatures,
@@ -210,7 +227,7 @@ class Observer:
             if f.submitters is not None:
                 f.class_processes = self._horizon(name, f.window_s).add(
                     submitted, alive=self._alive(name, submitted), window_s=f.window_s,
-                    may_join=self._user_thread, wait_s=expiry)
+                    may_join=self._may_join, wait_s=expiry)
             f.workload_class = self._classify(name, f, expiry)
             if f.workload_class is not None:
                 self.classes[name] = f.workload_class

@@ -256,3 +256,38 @@ def test_observer_keeps_a_member_as_long_as_the_elevator_may_hold_its_request(tm
     finally:
         child.kill()
         child.wait()
+
+
+def _named(name: str) -> subprocess.Popen:
+    """A real process that has renamed itself (prctl PR_SET_NAME) and sleeps."""
+    p = subprocess.Popen(["python3", "-c", "import ctypes, sys, time; "
+                          f"ctypes.CDLL(None).prctl(15, {name.encode()!r}, 0, 0, 0); "
+                          "print(flush=True); time.sleep(60)"], stdout=subprocess.PIPE)
+    assert p.stdout is not None and p.stdout.readline() == b"\n"   # renamed
+    return p
+
+
+def test_udevs_worker_reading_a_disks_labels_never_joins_the_writers_class(tmp_path):
+    # udev reads a disk a writer closed (about 40 bios beside the writer's 200 a second) and
+    # its worker lives on: as a member it read a 1-process writer as 2 for 10 s
+    from ioaz.observe import udev_worker
+    me = os.getpid()
+    for name, member in (("(udev-worker)", False), ("systemd-udevd", False), ("blkid", True)):
+        other = _named(name)
+        try:
+            assert udev_worker(other.pid) is not member
+            kernel = fake_disks(tmp_path / name, "sdx")
+            snaps = [snap(10, bios=0, procs={})]
+            snaps += [snap(10 + i, reads=200 * i, bios=200 * i, seq=200 * i,
+                           procs={me: 200 * i - 40, other.pid: 40}) for i in range(1, 8)]
+            obs = Observer(FakeSource([{"sdx": s} for s in snaps]), Thresholds(), ["sdx"],
+                           kernel)
+            obs.start()
+            counts = [obs.step().features[0].class_processes for _ in range(7)]
+            # by the 4 s horizon both count; past it only a member does, for its 10 s
+            assert counts[:4] == [2, 2, 2, 2]
+            assert counts[4:] == ([2, 2, 2] if member else [1, 1, 1]), name
+        finally:
+            other.kill()
+            other.wait()
+    assert not udev_worker(other.pid)          # gone

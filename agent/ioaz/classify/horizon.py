@@ -26,7 +26,8 @@ says how long (the `*expire` knobs of the elevator in force), and membership las
 that. Kernel threads never become members:
 the flusher's workers take turns writing a disk's dirty pages, each a submitter for a moment,
 and as members they would add up to processes the workload does not have (ioaz.observe says
-which threads are the kernel's).
+which threads are the kernel's). Nor do udev's workers, which read a disk's labels when a
+writer of the whole disk closes it, then idle for minutes.
 """
 from __future__ import annotations
 
