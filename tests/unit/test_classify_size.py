@@ -159,3 +159,28 @@ def test_the_shipped_kernel_matrices_are_the_derive_of_their_dataset(tmp_path):
     cells = yaml.safe_load(made)["goals"]["mean"]
     assert cells["16+/sequential/write/deep/large"]["policy"] == "deadline"
     assert cells["16+/sequential/write/deep/small"]["policy"] == "anticipatory"
+
+
+MAXTOR40_MARGINS = {"mean": "0.02", "throughput": "0.02", "min": "0.04", "max": "0.05",
+                    "latency": "0.08"}
+
+
+@pytest.mark.parametrize("goal", sorted(MAXTOR40_MARGINS))
+def test_the_shipped_maxtor40_matrices_are_the_derive_of_their_dataset(tmp_path, goal):
+    """IOAZ's own disk: the commands of decision_matrices/kernel/README.md ("maxtor40") make
+    the shipped matrices of its dataset, and on goal mean its clear winners are the kernel's
+    (stream for four sequential readers, bfq for sixteen, mq-deadline for writers)."""
+    dataset = MATRICES / "kernel" / "testbed-maxtor40-qd1.csv"
+    assert lab_main(["derive", str(dataset), "--out-dir", str(tmp_path), "--name",
+                     "testbed-maxtor40-qd1", "--goal", goal, "--min-margin",
+                     MAXTOR40_MARGINS[goal], "--unclear-policy", "deadline"]) == 0
+    name = f"testbed-maxtor40-qd1-{goal}.yaml"
+    made = (tmp_path / name).read_text().split("\n", 2)[2]
+    assert made == (MATRICES / "kernel" / name).read_text().split("\n", 2)[2]
+    if goal == "mean":
+        cells = yaml.safe_load(made)["goals"]["mean"]
+        assert {c: cells[c]["policy"] for c in ("4/sequential/read/shallow",
+                                                "16+/sequential/read/shallow",
+                                                "8/sequential/write/deep")} == {
+            "4/sequential/read/shallow": "stream", "16+/sequential/read/shallow": "anticipatory",
+            "8/sequential/write/deep": "deadline"}
