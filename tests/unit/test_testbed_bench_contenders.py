@@ -43,7 +43,7 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
     (rule1,) = bench.contender_configs([bench.KERNEL], 1)[bench.KERNEL]["decide"]["matrix_rules"]
     assert rule1["matrices"]["mean"] == "kernel/testbed-wd500-qd1-mean.yaml"
     assert rule["matrices"]["mean"] == "kernel/testbed-wd500-qd32-mean.yaml"
-    with pytest.raises(ValueError, match="calibrated at this queue depth: .*qd7-min.yaml"):
+    with pytest.raises(ValueError, match="calibrated on wd500 at this queue depth: .*qd7-min.yaml"):
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel", "--queue-depth", "7"]))
     # ioazd-kernel-unclear: the same matrices, with trials where a cell is unclear
     both = bench.contender_configs([bench.KERNEL, bench.KERNEL_UNCLEAR], 1)
@@ -62,7 +62,7 @@ def test_ioazd_kernel_runs_the_shipped_config_on_the_calibrated_matrices() -> No
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel-trials",
                                              "--queue-depth", "1"]))
     assert plan.contenders == ["bfq", "ioazd-kernel-trials"]
-    with pytest.raises(ValueError, match="calibrated at this queue depth: .*qd7-min.yaml"):
+    with pytest.raises(ValueError, match="calibrated on wd500 at this queue depth: .*qd7-min.yaml"):
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-unclear",
                                           "--queue-depth", "7"]))
 
@@ -105,10 +105,39 @@ def test_ioazd_kernel_model_runs_the_model_trained_on_the_kernel_calibration(tmp
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model",
                                              "--queue-depth", "1"]))
     assert plan.contenders == [bench.KERNEL_MODEL]
-    with pytest.raises(ValueError, match="no model trained at this queue depth: .*qd32-mean"):
+    with pytest.raises(ValueError,
+                       match="no model trained on wd500 at this queue depth: .*qd32-mean"):
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model"]))
     with pytest.raises(ValueError, match="ioazd-kernel-model-trials: no model trained"):
         bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel-model-trials"]))
+
+
+def test_ioazd_kernel_on_another_model_disk_runs_that_disks_matrices() -> None:
+    """A bench on maxtor40 at depth 1 runs the matrices calibrated on maxtor40, not wd500's;
+    where that disk has none (depth 32) or no model was trained on it, the bench is refused
+    naming the disk and the file."""
+    import argparse
+
+    from ioaz.lab.testbench import bench_cli
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "bfq,ioazd-kernel,stream-tuned",
+                                             "--model", "maxtor40", "--queue-depth", "1"]))
+    cfg = bench.contender_configs(plan.contenders, plan.queue_depth, plan.model)
+    (rule,) = cfg[bench.KERNEL]["decide"]["matrix_rules"]
+    assert rule["matrices"]["mean"] == "kernel/testbed-maxtor40-qd1-mean.yaml"
+    assert all(f.is_file() for f in bench.kernel_matrix_files(1, "maxtor40"))
+    tuned = bench.tuned_statics(plan.contenders, 1, "maxtor40")[bench.STREAM_TUNED]
+    assert tuned[1] != bench.tuned_statics(plan.contenders, 1)[bench.STREAM_TUNED][1]
+    with pytest.raises(ValueError, match=r"no matrix calibrated on maxtor40 at this queue "
+                                         r"depth: .*testbed-maxtor40-qd32-"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel",
+                                          "--model", "maxtor40"]))
+    with pytest.raises(ValueError, match=r"ioazd-kernel-model: no model trained on maxtor40 "
+                                         r"at this queue depth: .*testbed-maxtor40-qd1-mean"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model",
+                                          "--model", "maxtor40", "--queue-depth", "1"]))
 
 
 def test_stream_tuned_is_stream_with_the_kernel_matrices_curve() -> None:
@@ -129,7 +158,7 @@ def test_stream_tuned_is_stream_with_the_kernel_matrices_curve() -> None:
     plan = bench_cli.plan_from(p.parse_args(["--contenders", "stream,stream-tuned",
                                              "--queue-depth", "1"]))
     assert plan.contenders == ["stream", "stream-tuned"]
-    with pytest.raises(ValueError, match="calibrated at this queue depth"):
+    with pytest.raises(ValueError, match="calibrated on wd500 at this queue depth"):
         bench_cli.plan_from(p.parse_args(["--contenders", "stream-tuned", "--queue-depth", "7"]))
 
 

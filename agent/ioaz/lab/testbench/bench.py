@@ -82,10 +82,11 @@ KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODE
 STREAM_TUNED = "stream-tuned"
 STATIC_CONTENDERS = (*STATIC, STREAM_TUNED)   # every contender that is set once and left
 # The matrices calibrated on the testbed's kernel (ioaz-lab calibrate --device in the guest,
-# then derive; decision_matrices/kernel/README.md has the commands), per queue depth and goal:
-# ioazd-kernel takes the ones measured at the depth the bench runs the disk at.
-KERNEL_MATRICES = "kernel/testbed-wd500-qd{depth}-{goal}.yaml"
-KERNEL_MODEL_FILE = "kernel/testbed-wd500-qd{depth}-mean.model.json"   # ioaz-lab train's
+# then derive; decision_matrices/kernel/README.md has the commands), per disk model, queue
+# depth and goal: ioazd-kernel takes the ones measured on the bench's model disk at the depth
+# the bench runs it at.
+KERNEL_MATRICES = "kernel/testbed-{model}-qd{depth}-{goal}.yaml"
+KERNEL_MODEL_FILE = "kernel/testbed-{model}-qd{depth}-mean.model.json"   # ioaz-lab train's
 GUEST_REPO = "/mnt/ioaz"                 # the checkout, as the guest mounts it
 AHCI_DEPTH = 32                          # the guest's disks' depth when the plan sets none
 
@@ -140,19 +141,21 @@ def ioazd_config(goal: str | None) -> dict[str, Any]:
     return cfg
 
 
-def kernel_matrices(queue_depth: int | None) -> dict[str, str]:
-    """The calibrated matrix of each goal for a bench at this queue depth (None: AHCI's)."""
+def kernel_matrices(queue_depth: int | None, model: str = "wd500") -> dict[str, str]:
+    """The calibrated matrix of each goal for a bench on this model disk at this queue depth
+    (None: AHCI's)."""
     depth = queue_depth or AHCI_DEPTH
-    return {g: KERNEL_MATRICES.format(depth=depth, goal=g) for g in GOALS}
+    return {g: KERNEL_MATRICES.format(model=model, depth=depth, goal=g) for g in GOALS}
 
 
-def kernel_matrix_files(queue_depth: int | None = None) -> list[Path]:
-    return [REPO / "decision_matrices" / f for f in kernel_matrices(queue_depth).values()]
+def kernel_matrix_files(queue_depth: int | None = None, model: str = "wd500") -> list[Path]:
+    return [REPO / "decision_matrices" / f
+            for f in kernel_matrices(queue_depth, model).values()]
 
 
-def kernel_model_file(queue_depth: int | None) -> Path:
+def kernel_model_file(queue_depth: int | None, model: str = "wd500") -> Path:
     return REPO / "decision_matrices" / KERNEL_MODEL_FILE.format(
-        depth=queue_depth or AHCI_DEPTH)
+        model=model, depth=queue_depth or AHCI_DEPTH)
 
 
 def dry_base(contender: str) -> str | None:
@@ -237,11 +240,12 @@ def elevator_module_problem(release: str, repo: Path = REPO) -> str | None:
     return None
 
 
-def tuned_statics(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
+def tuned_statics(contenders: list[str], queue_depth: int | None = None,
+                  model: str = "wd500") -> dict[str, Any]:
     """Static contenders with knobs: name -> [scheduler, knobs] (STREAM_TUNED)."""
     if STREAM_TUNED not in contenders and STREAM_TUNED not in map(dry_base, contenders):
         return {}
-    mean = REPO / "decision_matrices" / kernel_matrices(queue_depth)["mean"]
+    mean = REPO / "decision_matrices" / kernel_matrices(queue_depth, model)["mean"]
     knobs = load_matrix(mean).tunables.get("stream")
     if not knobs:
         raise ValueError(f"--contenders {STREAM_TUNED}: {mean} has no stream tunables "
@@ -249,9 +253,11 @@ def tuned_statics(contenders: list[str], queue_depth: int | None = None) -> dict
     return {STREAM_TUNED: ["stream", knobs]}
 
 
-def contender_configs(contenders: list[str], queue_depth: int | None = None) -> dict[str, Any]:
+def contender_configs(contenders: list[str], queue_depth: int | None = None,
+                      model: str = "wd500") -> dict[str, Any]:
     """ioazd's contenders: `ioazd` (the shipped config), `ioazd-GOAL`, `ioazd-kernel` (the
-    shipped config with the matrices calibrated on this kernel's disks at the bench's depth),
+    shipped config with the matrices calibrated on this kernel's disk of the bench's model, at
+    the bench's depth),
     `ioazd-kernel-unclear` (the same, trying other policies where a cell is unclear),
     `ioazd-kernel-trials` (and in the measured cells too), `ioazd-kernel-rounds` (those trials
     in ROUNDS rounds), `ioazd-kernel-model` (the model over the matrices, with the default
@@ -264,14 +270,14 @@ def contender_configs(contenders: list[str], queue_depth: int | None = None) -> 
     out = {}
     for given in contenders:
         base, changed = variant_of(given) or (given, {})
-        cfg = _contender_config(base, queue_depth)
+        cfg = _contender_config(base, queue_depth, model)
         if cfg is not None:
             decide = {**cfg.get("decide", {}), **changed.get("decide", {})}
             out[given] = {**cfg, **changed, "decide": decide}
     return out
 
 
-def _contender_config(c: str, queue_depth: int | None) -> dict[str, Any] | None:
+def _contender_config(c: str, queue_depth: int | None, model: str) -> dict[str, Any] | None:
     """One ioazd contender's config (contender_configs), None for a static contender."""
     if c == "ioazd":
         return ioazd_config(None)
@@ -279,7 +285,7 @@ def _contender_config(c: str, queue_depth: int | None) -> dict[str, Any] | None:
         cfg = ioazd_config(None)
         cfg["decide"]["matrix_rules"] = [
             {"match": {"rotational": True},
-             "matrices": kernel_matrices(queue_depth)}]
+             "matrices": kernel_matrices(queue_depth, model)}]
         if c in (KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
             cfg["decide"]["trial_unclear"] = True
         if c in (KERNEL_TRIALS, KERNEL_ROUNDS, KERNEL_MODEL_TRIALS):
@@ -289,7 +295,7 @@ def _contender_config(c: str, queue_depth: int | None) -> dict[str, Any] | None:
         if c in MODEL_CONTENDERS:
             cfg["classifier"] = {"type": "model", "min_confidence": 0.6, "model": (
                 f"{GUEST_REPO}/decision_matrices/"
-                f"{KERNEL_MODEL_FILE.format(depth=queue_depth or AHCI_DEPTH)}")}
+                f"{KERNEL_MODEL_FILE.format(model=model, depth=queue_depth or AHCI_DEPTH)}")}
         return cfg
     if is_dry(c):
         return {**ioazd_config(None), "dry_run": True}
@@ -315,10 +321,10 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "chunk_kb": plan.chunk_kb, "profile": plan.profile,
         "verbose": plan.verbose, "trace": list(plan.trace), "trace_bfq_s": plan.trace_bfq_s,
         "trace_bfq_at": plan.trace_bfq_at, "bfq_module": plan.bfq_module,
-        "ioazd": contender_configs(plan.contenders, plan.queue_depth),
+        "ioazd": contender_configs(plan.contenders, plan.queue_depth, plan.model),
         # the static contender each `ioazd-dry@STATIC` observes (its variants taken off)
         "dry_over": {c: dry_base(c) for c in plan.contenders if dry_base(c) is not None},
-        "tuned": tuned_statics(plan.contenders, plan.queue_depth)}, indent=1))
+        "tuned": tuned_statics(plan.contenders, plan.queue_depth, plan.model)}, indent=1))
     if any(NO_MEMBER in c for c in plan.contenders):
         (results / NO_MEMBER_THRESHOLDS).write_text(no_member_thresholds())
     started = time.time()

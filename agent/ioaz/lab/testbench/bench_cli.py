@@ -106,20 +106,21 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                          f"a minute) or {bench.NO_MEMBER} (no class membership) after it")
     tuned = [c for c in cs if bench.STREAM_TUNED in (c, bench.dry_base(c))]
     if any(c in bench.KERNEL_CONTENDERS for c in cs) or tuned:
-        missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth)
+        missing = [str(f) for f in bench.kernel_matrix_files(args.queue_depth, args.model)
                    if not f.is_file()]
         if missing:
             raise ValueError(f"--contenders {bench.KERNEL}/{bench.STREAM_TUNED}: no matrix "
-                             f"calibrated at this queue depth: {', '.join(missing)} "
+                             f"calibrated on {args.model} at this queue depth: "
+                             f"{', '.join(missing)} "
                              "(decision_matrices/kernel/README.md says how they are made)")
-        bench.tuned_statics(cs, args.queue_depth)   # stream-tuned needs the curve in them
+        bench.tuned_statics(cs, args.queue_depth, args.model)   # stream-tuned: their curve
     with_model = [c for c in cs if c in bench.MODEL_CONTENDERS]
     if with_model:
-        model = bench.kernel_model_file(args.queue_depth)
+        model = bench.kernel_model_file(args.queue_depth, args.model)
         if not model.is_file():
-            raise ValueError(f"--contenders {with_model[0]}: no model trained at this "
-                             f"queue depth: {model} (decision_matrices/kernel/README.md says "
-                             "how it is made)")
+            raise ValueError(f"--contenders {with_model[0]}: no model trained on "
+                             f"{args.model} at this queue depth: {model} "
+                             "(decision_matrices/kernel/README.md says how it is made)")
         if not json.loads(model.read_text()).get("portable"):
             raise ValueError(f"--contenders {with_model[0]}: {model} has no portable "
                              "form, and the guest has no scikit-learn: retrain it with "
