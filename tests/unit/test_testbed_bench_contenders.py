@@ -411,3 +411,63 @@ def test_a_trace_is_named_and_checked_before_the_boot() -> None:
                                           "--trace-bfq-at", "-1"]))
     with pytest.raises(ValueError, match="--trace: unknown blk"):
         bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--trace", "vm,blk"]))
+
+
+def test_next_matrices_run_beside_the_shipped(tmp_path: Path, monkeypatch) -> None:
+    """`ioazd-kernel-next` is ioazd-kernel on the matrices of --next-matrices, copied beside
+    the plan where the guest's ioazd reads them, the shipped ones left to ioazd-kernel; each of
+    the option and the suffix is refused without the other, and a prefix missing a goal or
+    naming something that is not a matrix is refused before the boot."""
+    import argparse
+    import shutil
+
+    from ioaz.daemon.config import load_config
+    from ioaz.lab.testbench import bench_cli, workloads
+
+    nxt = bench.KERNEL + bench.NEXT
+    cfg = bench.contender_configs([bench.KERNEL, nxt], 1)
+    (rule,) = cfg[nxt]["decide"]["matrix_rules"]
+    assert rule["matrices"]["mean"] == f"/mnt/results/{bench.NEXT_DIR}/mean.yaml"
+    assert {**cfg[nxt], "decide": {}} == {**cfg[bench.KERNEL], "decide": {}}
+    assert cfg[bench.KERNEL]["decide"]["matrix_rules"][0]["matrices"]["mean"] == \
+        "kernel/testbed-wd500-qd1-mean.yaml"
+    # a candidate set: the shipped depth-1 files under another name, one edited in place
+    prefix = tmp_path / "derived" / "cand"
+    prefix.parent.mkdir()
+    for g, f in zip(bench.GOALS, bench.kernel_matrix_files(1), strict=True):
+        shutil.copyfile(f, f"{prefix}-{g}.yaml")
+    p = argparse.ArgumentParser()
+    bench_cli.add_arguments(p)
+    p.add_argument("--rounds", type=int)
+    base = ["--contenders", f"bfq,{bench.KERNEL},{nxt}", "--queue-depth", "1"]
+    with pytest.raises(ValueError, match=f"--contenders {nxt}: give --next-matrices"):
+        bench_cli.plan_from(p.parse_args(base))
+    with pytest.raises(ValueError, match="no contender runs them; add -next"):
+        bench_cli.plan_from(p.parse_args(["--contenders", "bfq", "--next-matrices", str(prefix)]))
+    plan = bench_cli.plan_from(p.parse_args([*base, "--next-matrices", str(prefix)]))
+    assert plan.next_matrices == str(prefix)
+    Path(f"{prefix}-max.yaml").write_text("kind: matrix\nname: [\n")
+    with pytest.raises(ValueError, match=r"cand-max.yaml: not a matrix"):
+        bench_cli.plan_from(p.parse_args([*base, "--next-matrices", str(prefix)]))
+    Path(f"{prefix}-max.yaml").unlink()
+    with pytest.raises(ValueError, match=r"no matrix for goal max \(.*cand-max.yaml\)"):
+        bench_cli.plan_from(p.parse_args([*base, "--next-matrices", str(prefix)]))
+    shutil.copyfile(bench.kernel_matrix_files(1)[1], f"{prefix}-max.yaml")
+    # the run copies them where the guest's config names them (a spy on the VM: no boot)
+    monkeypatch.setattr(bench.vm, "run", lambda *a, **k: (_ for _ in ()).throw(
+        RuntimeError("no boot in a unit test")))
+    plan = bench.Plan(workloads=[workloads.BY_NAME["par-read"]], contenders=[nxt],
+                      queue_depth=1, path_credit_us=350.0, next_matrices=str(prefix))
+    with pytest.raises(RuntimeError, match="no boot"):
+        bench.run(plan, tmp_path / "out")
+    guest = tmp_path / "out" / "guest"
+    for g in bench.GOALS:
+        assert (guest / bench.NEXT_DIR / f"{g}.yaml").read_bytes() == \
+            Path(f"{prefix}-{g}.yaml").read_bytes()
+    # and ioazd's own loader takes that config, the paths as the guest has them here
+    written = json.loads((guest / "plan.json").read_text())["ioazd"][nxt]
+    path = tmp_path / "next.yaml"
+    path.write_text(json.dumps(written).replace("/mnt/results", str(guest))
+                    .replace("/mnt/ioaz", str(bench.REPO)))
+    ctx = load_config(path).decide
+    assert any(str(guest) in str(name) for name in ctx.matrices), list(ctx.matrices)

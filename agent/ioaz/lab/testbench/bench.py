@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -63,18 +64,26 @@ MODEL_CONTENDERS = (KERNEL_MODEL, KERNEL_MODEL_TRIALS)
 # NO_MEMBER: the class's process count without membership (process_membership_s 0,
 # classify/horizon.py), the horizon's count alone: what membership gains or costs. Its
 # thresholds file is the shipped one with that line changed, written beside plan.json.
+# NEXT: the matrices given with --next-matrices (derived, not yet shipped) in place of the
+# contender's, which the guest reads from the results: what shipping them would change.
 RESTLESS = "-restless"
 WBT_KERNEL = "-wbt-kernel"
 NO_IDLE = "-noidle"
 MINUTE = "-minute"
 NO_MEMBER = "-nomember"
 NO_MEMBER_THRESHOLDS = "thresholds-nomember.yaml"
+NEXT = "-next"
+NEXT_DIR = "next-matrices"   # in the results: one GOAL.yaml a goal
 VARIANTS: dict[str, dict[str, Any]] = {RESTLESS: {"rest_window_s": 0},
                                        WBT_KERNEL: {"writeback_throttling": "kernel"},
                                        NO_IDLE: {"decide": {"idle_policy": None}},
                                        MINUTE: {"window_s": 60, "rest_window_s": 0},
                                        NO_MEMBER: {"thresholds": "/mnt/results/"
-                                                                 + NO_MEMBER_THRESHOLDS}}
+                                                                 + NO_MEMBER_THRESHOLDS},
+                                       NEXT: {"decide": {"matrix_rules": [
+                                           {"match": {"rotational": True},
+                                            "matrices": {g: f"/mnt/results/{NEXT_DIR}/{g}.yaml"
+                                                         for g in GOALS}}]}}}
 KERNEL_CONTENDERS = (KERNEL, KERNEL_UNCLEAR, KERNEL_TRIALS, KERNEL_ROUNDS, *MODEL_CONTENDERS)
 # Static stream with the service-time curve calibrated on this kernel's disk (the tunables of
 # the kernel matrices, which ioazd-kernel writes with stream): what an operator who ran the
@@ -115,6 +124,7 @@ class Plan:
     trace_bfq_s: float = 20.0            # how long bfq's messages are kept from its setting
     trace_bfq_at: float = 0.0            # a static contender's trace starts this far in
     bfq_module: str | None = None        # a bfq.ko (relative to the checkout) loaded instead
+    next_matrices: str | None = None     # PREFIX of PREFIX-GOAL.yaml, for the -next contenders
 
     def disk_spec(self) -> str:
         """The raw disk (or the array's members) first, then the file system's disk."""
@@ -146,6 +156,12 @@ def kernel_matrices(queue_depth: int | None, model: str = "wd500") -> dict[str, 
     (None: AHCI's)."""
     depth = queue_depth or AHCI_DEPTH
     return {g: KERNEL_MATRICES.format(model=model, depth=depth, goal=g) for g in GOALS}
+
+
+def next_matrix_files(prefix: str) -> dict[str, Path]:
+    """--next-matrices PREFIX: the matrix of each goal, PREFIX-GOAL.yaml (what derive's
+    --out-dir and --name write)."""
+    return {g: Path(f"{prefix}-{g}.yaml") for g in GOALS}
 
 
 def kernel_matrix_files(queue_depth: int | None = None, model: str = "wd500") -> list[Path]:
@@ -327,6 +343,10 @@ def run(plan: Plan, out: Path, echo: bool = False, command: str = "",
         "tuned": tuned_statics(plan.contenders, plan.queue_depth, plan.model)}, indent=1))
     if any(NO_MEMBER in c for c in plan.contenders):
         (results / NO_MEMBER_THRESHOLDS).write_text(no_member_thresholds())
+    if plan.next_matrices:
+        (results / NEXT_DIR).mkdir(exist_ok=True)
+        for goal, f in next_matrix_files(plan.next_matrices).items():
+            shutil.copyfile(f, results / NEXT_DIR / f"{goal}.yaml")
     started = time.time()
     load = host_load.HostLoad(out / HOST_LOAD).start()
     try:

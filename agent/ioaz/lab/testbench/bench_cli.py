@@ -9,7 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ioaz.decide import load_matrix
 from ioaz.lab.testbench import bench, workloads
+from ioaz.located import ValidationError
 from ioaz.testbed import image, trixie
 from ioaz.testbed.errors import TestbedError
 
@@ -34,6 +36,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"throttling left as the scheduler sets it, {bench.MINUTE}: one "
                         "window a minute, the probe still counting, or "
                         f"{bench.NO_MEMBER}: the class's process count without membership "
+                        f"or {bench.NEXT}: the matrices of --next-matrices "
                         "(default: %(default)s)")
     g.add_argument("--model", default="wd500", help="the disk model (default wd500)")
     g.add_argument("--kernel", default="6.12", help="the guest's kernel series")
@@ -79,6 +82,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="the guest loads this bfq.ko (inside the checkout, which the guest "
                         "mounts) in place of its kernel's own before the first run: a patched "
                         "bfq (kmod/bfq-late-switch/)")
+    g.add_argument("--next-matrices", default=None, metavar="PREFIX",
+                   help=f"matrices derived and not shipped, PREFIX-GOAL.yaml for every goal "
+                        f"(derive's --out-dir DIR --name NAME: DIR/NAME), run by the contenders "
+                        f"with {bench.NEXT} after them beside the shipped")
     g.add_argument("--from-results", type=Path, default=None, metavar="DIR",
                    help="write the report from an earlier run's DIR/guest, booting nothing")
 
@@ -114,6 +121,7 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                              f"{', '.join(missing)} "
                              "(decision_matrices/kernel/README.md says how they are made)")
         bench.tuned_statics(cs, args.queue_depth, args.model)   # stream-tuned: their curve
+    next_matrices = next_matrices_from(args.next_matrices, given)
     with_model = [c for c in cs if c in bench.MODEL_CONTENDERS]
     if with_model:
         model = bench.kernel_model_file(args.queue_depth, args.model)
@@ -161,7 +169,30 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
                       raid=args.raid, members=args.members, chunk_kb=args.chunk_kb,
                       profile=args.profile_ioazd, verbose=args.verbose_ioazd,
                       cpus=args.cpus, trace=trace, trace_bfq_s=args.trace_bfq_s,
-                      trace_bfq_at=args.trace_bfq_at, bfq_module=bfq_module)
+                      trace_bfq_at=args.trace_bfq_at, bfq_module=bfq_module,
+                      next_matrices=next_matrices)
+
+
+def next_matrices_from(prefix: str | None, contenders: list[str]) -> str | None:
+    """--next-matrices and the -next contenders: each needs the other, and every goal's
+    file must load as a matrix (the guest's ioazd would refuse to start on it, a run lost)."""
+    nexts = [c for c in contenders if bench.NEXT in c]
+    if prefix is None:
+        if nexts:
+            raise ValueError(f"--contenders {nexts[0]}: give --next-matrices PREFIX, the "
+                             "matrices it runs")
+        return None
+    if not nexts:
+        raise ValueError(f"--next-matrices {prefix}: no contender runs them; add "
+                         f"{bench.NEXT} after an ioazd contender (ioazd-kernel{bench.NEXT})")
+    for goal, f in bench.next_matrix_files(prefix).items():
+        if not f.is_file():
+            raise ValueError(f"--next-matrices {prefix}: no matrix for goal {goal} ({f})")
+        try:
+            load_matrix(f)
+        except ValidationError as e:
+            raise ValueError(f"--next-matrices {prefix}: {f}: not a matrix: {e}") from e
+    return str(Path(prefix).resolve())
 
 
 def elevators_for(series: str) -> None:
