@@ -12,7 +12,7 @@ from typing import Any
 from ioaz.decide import load_matrix
 from ioaz.lab.testbench import bench, workloads
 from ioaz.located import ValidationError
-from ioaz.testbed import image, trixie
+from ioaz.testbed import image, modeldisk, trixie
 from ioaz.testbed.errors import TestbedError
 
 
@@ -159,10 +159,18 @@ def plan_from(args: argparse.Namespace) -> bench.Plan:
             raise ValueError(f"--bfq-module {args.bfq_module}: must be inside {bench.REPO}, "
                              "which the guest mounts")
         bfq_module = str(ko.relative_to(bench.REPO))
+    chosen = workloads.select(args.workloads)
+    raw = [w.name for w in chosen if w.disk == "raw"]
+    if raw:
+        try:   # the guest would find this only after its setup, every run lost
+            workloads.placement(modeldisk.make_device(args.model, 1, None).capacity_sectors
+                                * 512)
+        except (ValueError, TestbedError) as e:
+            raise ValueError(f"--model {args.model}: {e} ({', '.join(raw)})") from e
     rounds = args.rounds or 3
     if rounds < 1 or args.runtime <= 0 or args.phase <= 0:
         raise ValueError("--rounds, --runtime and --phase must be positive")
-    return bench.Plan(workloads=workloads.select(args.workloads), contenders=given,
+    return bench.Plan(workloads=chosen, contenders=given,
                       rounds=rounds, runtime_s=args.runtime, phase_s=args.phase,
                       model=args.model, kernel=args.kernel,
                       queue_depth=args.queue_depth, path_credit_us=args.path_credit_us,

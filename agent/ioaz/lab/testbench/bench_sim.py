@@ -10,7 +10,7 @@ import statistics
 from dataclasses import replace
 from typing import Any
 
-from ioaz.lab.testbench.workloads import BY_NAME
+from ioaz.lab.testbench.workloads import BY_NAME, PAR_FIRST_GB, placement
 
 # the kernel's scheduler -> the simulator's stand-in (sim/schedulers/__init__.py)
 # (stream-tuned: the same stand-in, given the knobs the guest gave stream: plan.json's `tuned`)
@@ -18,17 +18,20 @@ STAND_IN = {"none": "none", "mq-deadline": "deadline", "bfq": "bfq", "kyber": "k
             "fifo": "fifo", "vr": "vr", "stream": "stream-vr", "stream-tuned": "stream-vr"}
 
 
-def twins(phase_s: float, runtime_s: float) -> dict[str, Any]:
+def twins(phase_s: float, runtime_s: float, par_apart_gb: int = 50) -> dict[str, Any]:
     """workload name -> its simulator twin; a mix's phases each under "MIX:PHASE". The bench's
     raw-disk workloads are O_DIRECT (workloads.RAW_FIO), so the kernel's elevators see even
     the mixes' 8-deep libaio writers as synchronous (REQ_SYNC): every twin process is `direct`,
     as the calibration's twins are (learn/simcal.py). The simulator's own mixes keep IOAZ's
-    write-back writers."""
+    write-back writers. par-read's readers are `par_apart_gb` apart, as the guest placed them
+    on the model disk (workloads.placement)."""
     from ioaz.lab.simsuites.adaptive import phases_contrast
     from ioaz.sim.workloads import Phase, Workload, par_read, phases_mix
 
     def direct(p: Phase) -> Phase:
-        return replace(p, procs=[replace(q, direct=True) for q in p.procs])
+        return replace(p, procs=[replace(q, direct=True, region_gb=(
+            PAR_FIRST_GB + par_apart_gb * int(q.name.rsplit("-", 1)[1])
+            if q.name.startswith("par-read-") else q.region_gb)) for q in p.procs])
 
     out: dict[str, Any] = {"par-read": Workload("par-read", [direct(par_read(runtime_s)
                                                                    .phases[0])])}
@@ -53,8 +56,9 @@ def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: flo
     from ioaz.sim.schedulers import blk_mq_nr_requests
 
     dev_kw = {"queue_depth": queue_depth} if queue_depth else {}
+    apart = int(placement(load_device(model).capacity_sectors * 512)["PAR_APART_GB"])
     out: dict[str, dict[str, float]] = {}
-    for name, wl in twins(phase_s, runtime_s).items():
+    for name, wl in twins(phase_s, runtime_s, apart).items():
         if ran is not None and name.split(":")[0] not in ran:
             continue
         out[name] = {}

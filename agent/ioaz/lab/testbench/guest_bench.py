@@ -33,7 +33,7 @@ from typing import Any
 from ioaz.actuate import Actuator, QueueSettings, Realisation, StateStore, recover
 from ioaz.actuate.knob_rules import kernel_writeback_throttling
 from ioaz.lab.testbench.guest_trace import BfqTrace, VmSampler, mount_tracefs
-from ioaz.lab.testbench.workloads import BY_NAME, Workload
+from ioaz.lab.testbench.workloads import BY_NAME, Workload, placement
 from ioaz.sysblock import BlockSysfs
 
 RESULTS = Path(os.environ.get("IOAZ_RESULTS", "/mnt/results"))
@@ -363,7 +363,8 @@ def main(plan_file: str) -> int:
     if any(w.disk == "fs" or w.setup for w in workloads):
         prepare_fs_disk(fsdev)
     env = {**os.environ, "RAW": rawdev, "FS_DEV": fsdev, "FS": FS,
-           "RT": f"{plan['runtime_s']:g}", "PHASE": f"{plan['phase_s']:g}"}
+           "RT": f"{plan['runtime_s']:g}", "PHASE": f"{plan['phase_s']:g}",
+           **placement(int(sysfs.read(rawdev, "size")) * 512)}
     for setup in dict.fromkeys(w.setup for w in workloads if w.setup):
         t = time.monotonic()
         sh(setup, env=env)

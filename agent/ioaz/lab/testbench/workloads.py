@@ -7,10 +7,11 @@ system for the programs that use files (S's throughput tests, sysbench, postmark
 PostgreSQL under pgbench).
 
 A script sees RAW, FS_DEV, FS (the mount point), RT (seconds a timed run lasts), PHASE
-(seconds a mix's phase lasts) and OUT (its output file); what it writes to OUT is parsed on the
-host by measure.py according to the workload's `parser`. `setup` runs once per boot, before any
-contender, and must leave the disk as every contender finds it (files laid out, not changed by the
-runs: the timed parts only read them, or write files of their own that are removed).
+(seconds a mix's phase lasts), OUT (its output file) and placement()'s variables; what it
+writes to OUT is parsed on the host by measure.py according to the workload's `parser`.
+`setup` runs once per boot, before any contender, and must leave the disk as every contender
+finds it (files laid out, not changed by the runs: the timed parts only read them, or write
+files of their own that are removed).
 """
 from __future__ import annotations
 
@@ -48,8 +49,26 @@ class Workload:
 # exited, so the phases drift from PHASE s apart, and the report's switch lags (lag.py) need
 # when each really began.
 _STAMP = "exec_prerun=date +%s.%N\n"
-_PAR_READ = ("rw=read\nbs=4k\nioengine=psync\nnumjobs=4\noffset=10g\noffset_increment=50g\n"
-             "size=1g\n")
+_PAR_READ = ("rw=read\nbs=4k\nioengine=psync\nnumjobs=4\noffset=10g\n"
+             "offset_increment=${PAR_APART_GB}g\nsize=1g\n")
+
+# Where the raw disk's workloads reach past its first 20 GB: par-read's readers 50 GB apart
+# from 10 GB in (Xu & Jiang) and the zeroing at 200 GiB (IOAZ 4.2, where a partition would
+# start) were laid out for the 500 GB wd500. On a smaller disk (IOAZ's own 40 GB Maxtor) the
+# readers are spread over what it has and the zeroing starts at its middle: the same long
+# seeks, in proportion, where the wd500's offsets would be past its end.
+PAR_FIRST_GB = 10
+
+
+def placement(disk_bytes: int) -> dict[str, str]:
+    """The raw disk's PAR_APART_GB and ZERO_AT_MB for its size; ValueError when the mixes'
+    regions (20 GB of them) and par-read's do not fit."""
+    gib = disk_bytes >> 30
+    apart = min(50, (gib - PAR_FIRST_GB - 1) // 3)
+    if gib < 24 or apart < 1:
+        raise ValueError(f"the raw disk has {gib} GiB: the workloads need 24 or more")
+    return {"PAR_APART_GB": str(apart), "ZERO_AT_MB": str(min(200, gib // 2) * 1024)}
+
 
 
 def _readers(n: int, rw: str, bs: str) -> str:
@@ -124,13 +143,16 @@ WORKLOADS: tuple[Workload, ...] = (
              "O_DIRECT", disk="raw", phases=tuple(g for g, _ in _CONTRAST)),
     Workload("par-read", "seq", "fio",
              f"{RAW_FIO} --name=par-read --rw=read --bs=4k --ioengine=psync --numjobs=4 "
-             "--offset=10g --offset_increment=50g --size=1g --runtime=$RT > $OUT",
-             "Xu & Jiang's par-read: 4 synchronous 4 KiB sequential readers 50 GB apart, "
-             "O_DIRECT", disk="raw"),
+             f"--offset={PAR_FIRST_GB}g --offset_increment=${{PAR_APART_GB}}g --size=1g "
+             "--runtime=$RT > $OUT",
+             "Xu & Jiang's par-read: 4 synchronous 4 KiB sequential readers 50 GB apart "
+             "(a third of the rest of a smaller disk), O_DIRECT", disk="raw"),
     Workload("zero", "seq", "dd",
-             "dd if=/dev/zero of=/dev/$RAW bs=1M seek=204800 count=1024 conv=fdatasync 2> $OUT",
+             "dd if=/dev/zero of=/dev/$RAW bs=1M seek=$ZERO_AT_MB count=1024 conv=fdatasync "
+             "2> $OUT",
              "IOAZ 4.2's disk zeroing: dd of 1 GiB of zeros onto the raw disk at 200 GiB (where "
-             "a partition would start), through the page cache, fdatasync at the end",
+             "a partition would start; the middle of a smaller disk), through the page cache, "
+             "fdatasync at the end",
              disk="raw"),
     Workload("s-1r-seq", "seq", "fio", _s_test(1, 0, "seq"),
              "S '1 0 seq': one sequential reader of its own file (page cache)",
