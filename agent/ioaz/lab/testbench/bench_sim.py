@@ -29,9 +29,8 @@ def twins(phase_s: float, runtime_s: float, par_apart_gb: int = 50) -> dict[str,
     from ioaz.sim.workloads import Phase, Workload, par_read, phases_mix
 
     def direct(p: Phase) -> Phase:
-        return replace(p, procs=[replace(q, direct=True, region_gb=(
-            PAR_FIRST_GB + par_apart_gb * int(q.name.rsplit("-", 1)[1])
-            if q.name.startswith("par-read-") else q.region_gb)) for q in p.procs])
+        return replace(p, procs=[replace(_placed(q, par_apart_gb), direct=True)
+                                 for q in p.procs])
 
     out: dict[str, Any] = {"par-read": Workload("par-read", [direct(par_read(runtime_s)
                                                                    .phases[0])])}
@@ -39,6 +38,15 @@ def twins(phase_s: float, runtime_s: float, par_apart_gb: int = 50) -> dict[str,
         for name, p in zip(BY_NAME[mix].phases, sim_mix(phase_s).phases, strict=True):
             out[f"{mix}:{name}"] = Workload(name, [direct(p)])
     return out
+
+
+def _placed(proc: Any, par_apart_gb: int) -> Any:
+    """A par-read reader (sim/workloads.py names them par-read-I) moved where the guest's is;
+    every other process as it was."""
+    if not proc.name.startswith("par-read-"):
+        return proc
+    i = int(proc.name.rsplit("-", 1)[1])
+    return replace(proc, region_gb=PAR_FIRST_GB + par_apart_gb * i)
 
 
 def simulate(model: str, queue_depth: int | None, phase_s: float, runtime_s: float,
