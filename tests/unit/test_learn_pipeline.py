@@ -256,3 +256,29 @@ def test_derive_says_when_its_margin_is_under_the_noise(tmp_path, capsys):
     assert lab(["derive", str(two), "--out-dir", str(tmp_path), "--goal", "mean"]) == 0
     err = capsys.readouterr().err
     assert "repeats of a run differ by 9.5% (median)" in err and "--min-margin 0.10" in err
+
+
+def test_derive_reads_several_datasets_and_keeps_the_disks_curve(tmp_path, capsys):
+    """maxtor40's sixteen IOAZ workloads and its forty variants, two datasets of one disk:
+    derive reads them as one (a cell only the variants fill has their winner), cites both,
+    and writes the stream tunables of the curve beside the first. With the curve lost (the
+    dataset copied without it), it says the matrix carries none."""
+    kernel = REPO / "decision_matrices" / "kernel"
+    base = kernel / "testbed-maxtor40-qd1.csv"
+    variants = kernel / "testbed-maxtor40-qd1-variants.csv"
+    args = ["--out-dir", str(tmp_path), "--name", "m", "--goal", "mean",
+            "--min-margin", "0.02", "--unclear-policy", "deadline", "--size-axis"]
+    assert lab(["derive", str(base), str(variants), *args]) == 0
+    doc = yaml.safe_load((tmp_path / "m-mean.yaml").read_text())
+    curve = json.loads(Path(f"{base}.curve.json").read_text())["stream_tunables"]
+    assert doc["tunables"]["stream"] == {k: int(curve[k]) for k in doc["tunables"]["stream"]}
+    cite = doc["sources"]["calibration"]["cite"]
+    assert base.name in cite and variants.name in cite
+    # four sequential 4 KiB readers: a variant; the IOAZ grid's four read 128 KiB
+    assert doc["goals"]["mean"]["4/sequential/read/shallow/small"]["policy"] == "stream"
+    assert "no curve file" not in capsys.readouterr().err
+    copy = tmp_path / "copy.csv"
+    copy.write_text(base.read_text())
+    assert lab(["derive", str(copy), str(variants), *args]) == 0
+    assert "tunables" not in yaml.safe_load((tmp_path / "m-mean.yaml").read_text())
+    assert "but no curve file is beside" in capsys.readouterr().err

@@ -1,14 +1,18 @@
 """`ioaz-lab derive DATASET`: the decision matrix of each goal from a calibration dataset.
 
-    ioaz-lab derive hp72.csv --out-dir matrices/ [--name hp72] [--min-margin 0.02] \
-      [--p99-slack 0.10] [--ioaz-axes | --size-axis]
+    ioaz-lab derive hp72.csv [more.csv ...] --out-dir matrices/ [--name hp72] \
+      [--min-margin 0.02] [--p99-slack 0.10] [--ioaz-axes | --size-axis]
 
 Writes OUT_DIR/NAME-GOAL.yaml for the goals min, max, mean, throughput and latency, in the
 schema of decision_matrices/ (each file is validated before it is kept), every cell with the
 margin its policy won by and the runs behind it (ioaz.learn.derive says how). The cells are
 IOAZ's classes split by depth (16+/sequential/read/shallow and .../deep); --ioaz-axes keeps
 IOAZ's three axes, --size-axis splits them also by request size (.../deep/small and
-.../deep/large) where the calibration has both. Point ioazd at them with a matrix rule:
+.../deep/large) where the calibration has both. Several datasets of one disk are read as
+one, a workload a later one measured again replacing its runs in the earlier ones (as train
+reads them); the stream elevator's tunables come from the service-time curve calibrate wrote
+beside the first dataset that has one (DATASET.curve.json). Point ioazd at them with a
+matrix rule:
 
     decide:
       matrix_rules:
@@ -18,6 +22,7 @@ IOAZ's three axes, --size-axis splits them also by request size (.../deep/small 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -25,7 +30,7 @@ from ..classify.classes import ThresholdsError
 from ..decide import load_policies, validate_file
 from ..decide.matrix import GOALS
 from ..learn.curve import tunables_beside
-from ..learn.dataset import DatasetError, read_with_thresholds, without_candidates
+from ..learn.dataset import DatasetError, merged, read_with_thresholds, without_candidates
 from ..learn.derive import (
     AXES,
     IOAZ_AXES,
@@ -39,7 +44,9 @@ from ..learn.noise import rep_spread
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dataset", help="CSV written by ioaz-lab calibrate")
+    p.add_argument("dataset", nargs="+",
+                   help="CSV written by ioaz-lab calibrate; several, of one disk: a workload "
+                        "a later one measured again replaces its runs in the earlier ones")
     p.add_argument("--out-dir", default=".", help="where the matrix files go")
     p.add_argument("--name", help="matrix name prefix (default: from the dataset file name)")
     p.add_argument("--goal", action="append", choices=GOALS,
@@ -72,14 +79,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    ds = Path(args.dataset)
+    paths = [Path(p) for p in args.dataset]
+    ds = paths[0]
     try:
-        rows, t = read_with_thresholds(ds, args.thresholds)
+        sets = []
+        for p in paths:
+            rows, t = read_with_thresholds(p, args.thresholds)
+            sets.append(rows)
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab derive: {e}", file=sys.stderr)
         return 2
+    rows = merged(sets)
     if not rows:
-        print(f"ioaz-lab derive: {ds}: no runs", file=sys.stderr)
+        print(f"ioaz-lab derive: {', '.join(map(str, paths))}: no runs", file=sys.stderr)
         return 2
     if args.unclear_policy and args.unclear_policy not in load_policies().policies():
         print(f"ioaz-lab derive: --unclear-policy {args.unclear_policy!r}: not a policy of "
@@ -92,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"ioaz-lab derive: {e}", file=sys.stderr)
         return 2
     try:
-        tunables = tunables_beside(ds)
+        tunables = next((tb for tb in map(tunables_beside, paths) if tb), {})
     except ValueError as e:
         print(f"ioaz-lab derive: {e}", file=sys.stderr)
         return 2
@@ -105,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
         _say_noise(rows, goal, args.min_margin)
         table = derive_table(rows, goal, t, args.min_margin, axes, args.unclear_policy,
                              args.p99_slack if args.p99_slack >= 0 else None)
-        doc = matrix_doc(f"{name}-{goal}", goal, table, ds, len(rows), args.min_margin, axes,
-                         excluded, tunables)
+        doc = matrix_doc(f"{name}-{goal}", goal, table, paths, len(rows), args.min_margin,
+                         axes, excluded, tunables)
+        _say_untuned(table, tunables, paths, goal)
         path = out_dir / f"{name}-{goal}.yaml"
         write_matrix(path, doc)
         issues = validate_file(path)
@@ -122,6 +135,18 @@ def run(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _say_untuned(table: dict, tunables: dict, paths: list[Path], goal: str) -> None:
+    """A cell naming stream without the disk's fitted tunables gets the elevator's defaults,
+    which are another disk's: said, so a merged or copied dataset's lost curve shows."""
+    stream = sorted(k for k, c in table.items() if c.policy == "stream" and not c.empty)
+    if stream and "stream" not in tunables:
+        print(f"ioaz-lab derive: goal {goal}: {len(stream)} cells name stream ({stream[0]}"
+              f"{', ...' if len(stream) > 1 else ''}) but no curve file is beside "
+              f"{', '.join(map(str, paths))} (DATASET.curve.json, which calibrate "
+              "writes): the matrix carries no stream tunables, so ioazd runs stream with its "
+              "defaults, not ones fitted to this disk", file=sys.stderr)
+
+
 def _say_noise(rows: list, goal: str, margin: float) -> None:
     """A winner's margin means something only above what a run differs from its repeat."""
     spread = rep_spread(rows, goal)
@@ -132,4 +157,5 @@ def _say_noise(rows: list, goal: str, margin: float) -> None:
     elif spread > margin:
         print(f"ioaz-lab derive: goal {goal}: repeats of a run differ by {spread * 100:.1f}% "
               f"(median), more than the {margin * 100:g}-point margin; --min-margin "
-              f"{spread:.2f} or more keeps noise from deciding cells", file=sys.stderr)
+              f"{math.ceil(spread * 100) / 100:.2f} or more keeps noise from deciding cells",
+              file=sys.stderr)

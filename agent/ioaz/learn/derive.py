@@ -32,7 +32,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -337,12 +337,19 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
-def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path,
-               n_rows: int, min_margin: float, axes: tuple[str, ...] = AXES,
-               excluded: tuple[str, ...] = (),
+def matrix_doc(name: str, goal: str, table: dict[str, CellResult],
+               dataset: Path | Sequence[Path], n_rows: int, min_margin: float,
+               axes: tuple[str, ...] = AXES, excluded: tuple[str, ...] = (),
                tunables: dict[str, dict[str, int]] | None = None) -> dict:
-    cite = (f"ioaz-lab calibrate dataset {dataset.name} (sha256 {_sha(dataset)}, {n_rows} "
-            f"runs), derived by ioaz-lab derive"
+    """The matrix file of one goal; several datasets (measured on one disk, a later one's
+    workloads replacing an earlier one's) are each cited with their checksum."""
+    sets = [dataset] if isinstance(dataset, Path) else list(dataset)
+    if len(sets) == 1:
+        measured = f"dataset {sets[0].name} (sha256 {_sha(sets[0])}, {n_rows} runs)"
+    else:
+        measured = ("datasets " + ", ".join(f"{d.name} (sha256 {_sha(d)})" for d in sets)
+                    + f" ({n_rows} runs)")
+    cite = (f"ioaz-lab calibrate {measured}, derived by ioaz-lab derive"
             + (f" without the runs of {', '.join(excluded)}" if excluded else ""))
     cells = {}
     for key, c in table.items():
@@ -363,7 +370,7 @@ def matrix_doc(name: str, goal: str, table: dict[str, CellResult], dataset: Path
         cells[key] = cell
     doc = {
         "kind": "matrix", "name": name,
-        "description": f"Derived from a calibration of {table_device(dataset)}: goal {goal}, "
+        "description": f"Derived from a calibration of {table_device(sets[0])}: goal {goal}, "
                        f"winners with a margin of at least {100 * min_margin:g} points"
                        + (f"; never {', '.join(excluded)}" if excluded else "") + ".",
         "axes": list(axes),
