@@ -113,9 +113,9 @@ def test_ioazd_kernel_model_runs_the_model_trained_on_the_kernel_calibration(tmp
 
 
 def test_ioazd_kernel_on_another_model_disk_runs_that_disks_matrices() -> None:
-    """A bench on maxtor40 at depth 1 runs the matrices calibrated on maxtor40, not wd500's;
-    where that disk has none (depth 32) or no model was trained on it, the bench is refused
-    naming the disk and the file."""
+    """A bench on maxtor40 at depth 1 runs the matrices calibrated on maxtor40, not wd500's,
+    and the model trained on maxtor40's calibration; where that disk has none (depth 32),
+    the bench is refused naming the disk and the file."""
     import argparse
 
     from ioaz.lab.testbench import bench_cli
@@ -134,10 +134,12 @@ def test_ioazd_kernel_on_another_model_disk_runs_that_disks_matrices() -> None:
                                          r"depth: .*testbed-maxtor40-qd32-"):
         bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel",
                                           "--model", "maxtor40"]))
-    with pytest.raises(ValueError, match=r"ioazd-kernel-model: no model trained on maxtor40 "
-                                         r"at this queue depth: .*testbed-maxtor40-qd1-mean"):
-        bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model",
-                                          "--model", "maxtor40", "--queue-depth", "1"]))
+    plan = bench_cli.plan_from(p.parse_args(["--contenders", "ioazd-kernel-model",
+                                             "--model", "maxtor40", "--queue-depth", "1"]))
+    cfg = bench.contender_configs(plan.contenders, plan.queue_depth, plan.model)
+    assert cfg[bench.KERNEL_MODEL]["classifier"]["model"].endswith(
+        "/decision_matrices/kernel/testbed-maxtor40-qd1-mean.model.json")
+    assert bench.kernel_model_file(1, "maxtor40").is_file()
 
 
 def test_stream_tuned_is_stream_with_the_kernel_matrices_curve() -> None:
