@@ -30,7 +30,7 @@ from ..classify.classes import ThresholdsError
 from ..decide import load_policies, validate_file
 from ..decide.matrix import GOALS
 from ..learn.curve import tunables_beside
-from ..learn.dataset import DatasetError, merged, read_with_thresholds, without_candidates
+from ..learn.dataset import DatasetError, read_merged, without_candidates
 from ..learn.derive import (
     AXES,
     IOAZ_AXES,
@@ -82,14 +82,10 @@ def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.dataset]
     ds = paths[0]
     try:
-        sets = []
-        for p in paths:
-            rows, t = read_with_thresholds(p, args.thresholds)
-            sets.append(rows)
+        rows, t = read_merged(paths, args.thresholds)
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab derive: {e}", file=sys.stderr)
         return 2
-    rows = merged(sets)
     if not rows:
         print(f"ioaz-lab derive: {', '.join(map(str, paths))}: no runs", file=sys.stderr)
         return 2

@@ -29,8 +29,7 @@ from ..classify.classes import ThresholdsError
 from ..decide.matrix import GOALS
 from ..learn.dataset import (
     DatasetError,
-    merged,
-    read_with_thresholds,
+    read_merged,
     with_direct_dirty_zero,
     without_candidates,
 )
@@ -109,11 +108,8 @@ def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.dataset]
     ds = paths[0]
     try:
-        sets = []
-        for p in paths:
-            rows, t = read_with_thresholds(p, args.thresholds)
-            sets.append(rows)
-        rows, excluded = without_candidates(merged(sets), args.exclude, ds)
+        rows, t = read_merged(paths, args.thresholds)
+        rows, excluded = without_candidates(rows, args.exclude, ds)
     except (OSError, DatasetError, ThresholdsError) as e:
         print(f"ioaz-lab train: {e}", file=sys.stderr)
         return 2

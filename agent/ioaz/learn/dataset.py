@@ -270,6 +270,14 @@ def read_with_thresholds(dataset: Path, thresholds: str | None) -> tuple[list[Ro
     return rows, load_thresholds(Path(thresholds) if thresholds else DEFAULT_THRESHOLDS)
 
 
+def read_merged(datasets: list[Path], thresholds: str | None) -> tuple[list[Row], Thresholds]:
+    """Several calibration datasets of one disk read as one (merged), and the class
+    thresholds to judge them by, as derive and train take them; raises as
+    read_with_thresholds."""
+    rows = merged([read_rows(d) for d in datasets])
+    return rows, load_thresholds(Path(thresholds) if thresholds else DEFAULT_THRESHOLDS)
+
+
 def merged(sets: list[list[Row]]) -> list[Row]:
     """Several datasets' rows as one; a workload a later set measured again replaces its
     runs in the earlier ones (a calibration repeated with a new feature, say)."""
